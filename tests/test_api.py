@@ -1,0 +1,407 @@
+"""The public API beyond the seeds: nested AD, Params/Grads, utilities, optimisers, and bad input."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+# ---------------------------------------------------------------- param, data, grad, tracker
+
+
+def test_param_dtypes_and_kinds():
+    assert isinstance(tl.param(2), tl.TrackedReal) and tl.data(tl.param(2)) == 2.0
+    assert isinstance(tl.param(True), tl.TrackedReal) and tl.data(tl.param(True)) == 1.0
+    assert isinstance(tl.param([1, 2]), tl.TrackedArray)
+    assert tl.param(np.array([1, 2], dtype=np.int32)).dtype == np.float64
+    assert tl.param(np.array([1, 2], dtype=np.float32)).dtype == np.float32
+    assert tl.param(np.float32(2)).dtype == np.float32
+    assert isinstance(tl.param(np.array(3.0)), tl.TrackedReal)
+
+
+def test_param_copies_its_input():
+    a = np.array([1.0, 2.0])
+    p = tl.param(a)
+    tl.update_(p, [1.0, 1.0])
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+    np.testing.assert_array_equal(p.data, [2.0, 3.0])
+
+
+def test_accessors_on_untracked_values():
+    assert tl.data(3.0) == 3.0 and tl.tracker(3.0) is None
+    assert not tl.istracked(np.ones(2)) and tl.isleaf(np.ones(2))
+    with pytest.raises(TypeError, match=r"grad: the value is not tracked \(got ndarray\)"):
+        tl.grad(np.ones(2))
+
+
+def test_tracker_fields():
+    x = tl.param([1.0, 2.0])
+    y = x * x
+    node = y.tracker
+    assert node.f.name == "multiply" and not node.isleaf and node.grad is None
+    assert x.tracker.ref == 2  # x was used twice by the multiply
+    assert tl.tracker(y) is node
+
+
+def test_operators_with_numpy_arrays_on_either_side():
+    x = tl.param([1.0, 2.0])
+    a = np.array([3.0, 4.0])
+    for y in (a * x, x * a, a + x, x - a, a - x, a / x, x @ a, a @ x):
+        assert tl.istracked(y)
+    tl.back_(tl.sum(a * x + x / a))
+    np.testing.assert_allclose(x.grad, a + 1 / a)
+
+
+def test_methods_and_indexing():
+    x = tl.param(np.arange(6.0).reshape(2, 3))
+    y = x.T.reshape(3, 2).sum(axis=0) + x[1, 1:].mean() + x.reshape((6,))[0]
+    tl.back_(tl.sum(y))
+    expected = np.full((2, 3), 2 / 3 * 0 + 1.0)
+    expected[1, 1:] += 2 / 2
+    expected[0, 0] += 2
+    expected = np.ones((2, 3))
+    expected[1, 1:] += 1.0  # mean over 2 elements, summed over 2 output entries
+    expected[0, 0] += 2.0
+    np.testing.assert_allclose(x.grad, expected)
+
+
+def test_repeated_indices_accumulate():
+    x = tl.param([1.0, 2.0, 3.0])
+    tl.back_(tl.sum(x[np.array([0, 0, 2])]))
+    np.testing.assert_array_equal(x.grad, [2.0, 0.0, 1.0])
+
+
+def test_numpy_functions_on_tracked_values():
+    x = tl.param([0.5, 1.0])
+    y = np.sum(np.sin(x) * np.exp(x))
+    assert tl.istracked(y)
+    tl.back_(y)
+    v = np.array([0.5, 1.0])
+    np.testing.assert_allclose(x.grad, np.cos(v) * np.exp(v) + np.sin(v) * np.exp(v))
+
+
+def test_numpy_function_without_a_rule_is_a_clear_error():
+    with pytest.raises(TypeError, match=r"numpy\.svd: trackerlab has no gradient rule"):
+        np.linalg.svd(tl.param(np.eye(2)))
+
+
+def test_comparisons_are_plain():
+    x = tl.param([1.0, 3.0])
+    np.testing.assert_array_equal(x > 2, [False, True])
+    assert not tl.istracked(np.greater(x, 2))
+
+
+# ---------------------------------------------------------------- nested AD
+
+
+def test_second_and_third_derivatives():
+    f = lambda x: x**3
+    d1 = lambda x: tl.gradient(f, x)[0]
+    d2 = lambda x: tl.gradient(d1, x)[0]
+    d3 = lambda x: tl.gradient(d2, x)[0]
+    assert float(d1(2.0)) == 12.0 and float(d2(2.0)) == 12.0 and float(d3(2.0)) == 6.0
+
+
+def test_gradient_of_gradient_of_sin():
+    d2 = tl.gradient(lambda x: tl.gradient(tl.sin, x)[0], 0.5)[0]
+    assert float(d2) == pytest.approx(-math.sin(0.5))
+
+
+def test_hessian_and_jacobian():
+    A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(tl.jacobian(lambda x: tl.matmul(A, x), [1.0, 1.0]), A)
+    x0 = np.array([0.3, -0.2])
+    H = tl.hessian(lambda x: tl.sum(tl.tanh(tl.matmul(A, x)) ** 2), x0)
+    # analytic: A^T diag(2 (1 - t²)(1 - 3 t²)) A with t = tanh(A x)
+    t = np.tanh(A @ x0)
+    expected = A.T @ np.diag(2 * (1 - t**2) * (1 - 3 * t**2)) @ A
+    np.testing.assert_allclose(H, expected, rtol=1e-10)
+
+
+def test_hessian_vector_product_by_nested_reverse_mode():
+    A = np.random.default_rng(0).standard_normal((5, 5))
+    v = np.random.default_rng(1).standard_normal(5)
+    x0 = np.random.default_rng(2).standard_normal(5)
+    f = lambda x: tl.sum(tl.tanh(tl.matmul(A, x)) ** 2)
+    hvp = tl.gradient(lambda x: tl.sum(tl.gradient(f, x)[0] * v), x0)[0]
+    np.testing.assert_allclose(tl.data(hvp), tl.hessian(f, x0) @ v, rtol=1e-10)
+
+
+def test_gradient_through_closure_over_an_outer_parameter():
+    w = tl.param(3.0)
+    g = tl.gradient(lambda x: x * w * x, 2.0)[0]  # 2 x w = 12
+    assert float(g) == 12.0
+    tl.back_(g)  # d/dw (2 x w) = 2 x = 4
+    assert w.grad == 4.0
+
+
+def test_params_and_grads():
+    W = tl.param([[1.0, 2.0], [3.0, 4.0]])
+    b = tl.param([0.5, -0.5])
+    x = np.array([1.0, -1.0])
+    ps = tl.Params([W, b])
+    gs = tl.gradient(lambda: tl.sum(tl.tanh(W @ x + b)), ps)
+    t = np.tanh(W.data @ x + b.data)
+    np.testing.assert_allclose(tl.data(gs[W]), np.outer(1 - t**2, x))
+    np.testing.assert_allclose(tl.data(gs[b]), 1 - t**2)
+    assert W in gs and len(gs) == 2 and [p is W for p in gs] == [True, False]
+    assert W.grad.sum() == 0  # gradient does not touch .grad
+    with pytest.raises(KeyError, match="Grads: no gradient for this value"):
+        gs[tl.param(1.0)]
+    with pytest.raises(TypeError, match="Params: only tracked values"):
+        tl.Params([np.ones(2)])
+
+
+def test_unreached_inputs_get_zero_gradients():
+    assert repr(tl.gradient(lambda a, b: a * 2, 1.0, 5.0)) == "(2.0 (tracked), 0.0 (tracked))"
+
+
+# ---------------------------------------------------------------- utilities
+
+
+def test_hook_changes_the_sensitivity():
+    x = tl.param(2.0)
+    y = tl.hook(lambda Δ: -Δ, x) * 3
+    tl.back_(y)
+    assert x.grad == -3.0
+
+
+def test_checkpoint_gives_the_same_gradients_and_keeps_no_inner_tape():
+    f = lambda x: tl.sum(tl.sin(x) * tl.exp(x))
+    x0 = np.array([0.1, 0.2, 0.3])
+    plain = tl.data(tl.gradient(f, x0)[0])
+    x = tl.param(x0)
+    y = tl.checkpoint(f, x)
+    assert y.tracker.f.name == "checkpoint" and y.tracker.f.args[1] is x.tracker
+    tl.back_(y)
+    np.testing.assert_allclose(x.grad, plain)
+    # nested through a checkpoint
+    second = tl.gradient(lambda x: tl.sum(tl.gradient(lambda t: tl.checkpoint(f, t), x)[0]), x0)[0]
+    expected = tl.gradient(lambda x: tl.sum(tl.gradient(f, x)[0]), x0)[0]
+    np.testing.assert_allclose(tl.data(second), tl.data(expected))
+
+
+def test_nobacksies_is_reached_in_nested_ad():
+    def f(x):
+        g = tl.gradient(lambda t: t * t, x)[0]
+        return tl.nobacksies("no second derivative through here", g)
+
+    assert float(f(3.0)) == 6.0
+    with pytest.raises(RuntimeError, match="nobacksies: no second derivative through here"):
+        tl.gradient(f, 3.0)
+
+
+def test_no_grad_records_nothing():
+    x = tl.param([1.0, 2.0])
+    with tl.no_grad():
+        y = tl.sin(x) * 2
+    assert not tl.istracked(y)
+    assert tl.istracked(tl.sin(x))
+
+
+# ---------------------------------------------------------------- update_ and optimisers
+
+
+def test_update_in_place_and_zeroes_grad():
+    x = tl.param([1.0, 2.0])
+    buffer = x.data
+    tl.back_(tl.sum(x * x))
+    tl.update_(x, -0.1 * x.grad)
+    assert x.data is buffer
+    np.testing.assert_allclose(x.data, [0.8, 1.6])
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "opt, steps",
+    [(tl.optim.Descent(0.1), 200), (tl.optim.Momentum(0.05, 0.9), 300), (tl.optim.ADAM(0.1), 500)],
+    ids=["Descent", "Momentum", "ADAM"],
+)
+def test_optimisers_minimise_a_quadratic(opt, steps):
+    x = tl.param([3.0, -2.0])
+    ps = tl.Params([x])
+    target = np.array([1.0, 0.5])
+    for _ in range(steps):
+        gs = tl.gradient(lambda: tl.sum((x - target) ** 2), ps)
+        tl.update_(opt, ps, gs)
+    np.testing.assert_allclose(x.data, target, atol=1e-3)
+
+
+def test_descent_step_by_hand():
+    x = tl.param([1.0, 2.0])
+    ps = tl.Params([x])
+    tl.update_(tl.optim.Descent(0.5), ps, tl.gradient(lambda: tl.sum(x * x), ps))
+    np.testing.assert_allclose(x.data, [0.0, 0.0])
+
+
+def test_adam_first_step_is_eta_times_sign():
+    x = tl.param([1.0, -2.0])
+    ps = tl.Params([x])
+    tl.update_(tl.optim.ADAM(0.01), ps, tl.gradient(lambda: tl.sum(x * x * x), ps))
+    np.testing.assert_allclose(x.data, [0.99, -2.01], rtol=1e-6)
+
+
+# ---------------------------------------------------------------- check_grads
+
+
+def test_check_grads_accepts_correct_rules_and_catches_a_wrong_one():
+    tl.check_grads(lambda x: tl.sum(tl.tanh(x) * tl.exp(x)), [0.1, -0.4, 0.3])
+
+    @tl.primitive
+    def bad_square(x):
+        return x * x
+
+    @tl.grad_rule(bad_square)
+    def _(x):
+        return tl.data(x) ** 2, lambda Δ: (3 * Δ * x,)  # wrong: should be 2 Δ x
+
+    with pytest.raises(AssertionError, match="check_grads: order 1"):
+        tl.check_grads(bad_square, [0.5, 1.5])
+
+
+def test_check_grads_catches_a_wrong_second_derivative():
+    @tl.primitive
+    def square(x):
+        return x * x
+
+    @tl.grad_rule(square)
+    def _(x):
+        # right first derivative, but built on the plain data: nested AD sees a constant
+        return tl.data(x) ** 2, lambda Δ: (2 * Δ * tl.data(x),)
+
+    tl.check_grads(square, [0.5, 1.5], order=1)
+    with pytest.raises(AssertionError, match="check_grads: order 2"):
+        tl.check_grads(square, [0.5, 1.5], order=2)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_back_of_an_array_without_a_sensitivity():
+    with pytest.raises(ValueError, match=r"back_: y has shape \(3,\); pass a sensitivity Δ of that shape"):
+        tl.back_(tl.param([1.0, 2.0, 3.0]) * 2)
+
+
+def test_back_with_a_sensitivity_of_the_wrong_shape():
+    with pytest.raises(ValueError, match=r"back_: Δ has shape \(2,\), but y has shape \(3,\)"):
+        tl.back_(tl.param([1.0, 2.0, 3.0]) * 2, [1.0, 1.0])
+
+
+def test_back_of_an_untracked_value():
+    with pytest.raises(TypeError, match="back_: y is not tracked"):
+        tl.back_(np.ones(2))
+
+
+def test_gradient_of_a_non_scalar_function():
+    with pytest.raises(ValueError, match=r"gradient: f returned an array of shape \(2,\); gradient needs a scalar"):
+        tl.gradient(lambda x: x * 2, [1.0, 2.0])
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_gradient_of_a_non_finite_loss(bad):
+    with np.errstate(all="ignore"):
+        with pytest.raises(FloatingPointError, match=r"gradient: f returned (nan|inf); the loss must be finite"):
+            tl.gradient(lambda x: x * bad, 1.0)
+
+
+def test_custom_rule_with_the_wrong_number_of_sensitivities():
+    @tl.primitive
+    def scale(a, b):
+        return a * b
+
+    @tl.grad_rule(scale)
+    def _(a, b):
+        return tl.data(a) * tl.data(b), lambda Δ: (Δ,)
+
+    with pytest.raises(ValueError, match="scale: the pullback returned 1 sensitivities for 2 arguments"):
+        tl.back_(scale(tl.param(2.0), tl.param(3.0)))
+
+
+def test_custom_rule_with_a_sensitivity_of_the_wrong_shape():
+    @tl.primitive
+    def total(x):
+        return x.sum()
+
+    @tl.grad_rule(total)
+    def _(x):
+        return tl.data(x).sum(), lambda Δ: (Δ,)  # wrong: must be broadcast to x's shape
+
+    with pytest.raises(
+        ValueError,
+        match=r"total: the pullback's sensitivity for argument 1 has shape \(\), "
+        r"but the argument has shape \(3,\)",
+    ):
+        tl.back_(total(tl.param([1.0, 2.0, 3.0])))
+
+
+def test_custom_rule_returning_a_tracked_value():
+    @tl.primitive
+    def twice(x):
+        return 2 * x
+
+    @tl.grad_rule(twice)
+    def _(x):
+        return 2 * x, lambda Δ: (2 * Δ,)  # forgot tl.data
+
+    with pytest.raises(TypeError, match="twice: the rule returned a tracked value"):
+        twice(tl.param(1.0))
+
+
+def test_track_without_a_rule():
+    def mystery(x):
+        return x
+
+    with pytest.raises(
+        TypeError,
+        match=r"track: no gradient rule is registered for mystery; define one with "
+        r"@tl.grad_rule\(mystery\)",
+    ):
+        tl.track(mystery, tl.param(1.0))
+
+
+def test_matmul_shapes_that_do_not_align():
+    with pytest.raises(ValueError, match=r"matmul: .*\(operand shapes \(2, 3\), \(4,\)\)"):
+        tl.param(np.ones((2, 3))) @ np.ones(4)
+
+
+def test_update_with_the_wrong_shape():
+    with pytest.raises(ValueError, match=r"update_: Δ has shape \(3,\), but x has shape \(2,\)"):
+        tl.update_(tl.param([1.0, 2.0]), [1.0, 2.0, 3.0])
+
+
+# ---------------------------------------------------------------- the engine stays light
+
+
+def test_import_loads_no_notebook_packages():
+    code = (
+        "import sys, trackerlab; "
+        "print(' '.join(m for m in ('IPython', 'ipywidgets', 'matplotlib', 'networkx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_supported_operations_come_from_the_rule_tables():
+    ops = tl.supported_operations()
+    for name in (
+        "add",
+        "multiply",
+        "matmul",
+        "sum",
+        "mean",
+        "exp",
+        "log",
+        "sin",
+        "cos",
+        "tanh",
+        "relu",
+        "maximum",
+        "reshape",
+        "transpose",
+        "getitem",
+    ):
+        assert name in ops
+    assert ops == sorted(ops)

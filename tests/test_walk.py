@@ -1,0 +1,142 @@
+"""The one walk: its order, its records, replay, depth, and that it is the only one."""
+
+import gc
+import math
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+
+def h(x, y):
+    z = x + y
+    return tl.log(z) + tl.exp(z)
+
+
+def test_minitorch_example_order_and_merging():
+    x, y = tl.param(1.0), tl.param(2.0)
+    out = h(x, y)
+    steps = list(tl.backprop_steps(out))
+    assert [s.op for s in steps] == ["add", "log", "exp", "add", "param", "param"]
+    z_step = steps[3]
+    # z is used twice: it is processed once, with both contributions summed
+    assert z_step.delta == pytest.approx(1 / 3 + math.exp(3))
+    assert steps[1].sent[0] == pytest.approx(1 / 3) and steps[2].sent[0] == pytest.approx(math.exp(3))
+    assert steps[4].delta == pytest.approx(1 / 3 + math.exp(3))
+    assert [s.index for s in steps] == list(range(6))
+    # the pending set after the first step holds log(z) and exp(z)
+    assert [n.f.name for n in steps[0].pending] == ["log", "exp"]
+    assert steps[-1].pending == ()
+
+
+def test_steps_name_arguments_and_constants():
+    x = tl.param(3.0)
+    y = x * 2.0
+    step = next(iter(tl.backprop_steps(y)))
+    assert step.args == (x.tracker, None)
+    assert step.sent == [2.0, None] or tuple(step.sent) == (2.0, None)
+    assert step.isleaf is False
+
+
+def test_replay_gives_the_same_steps_and_leaves_the_tape_alone():
+    x, y = tl.param(1.0), tl.param(2.0)
+    out = h(x, y)
+    first = [(s.op, s.delta, tuple(s.sent)) for s in tl.backprop_steps(out)]
+    second = [(s.op, s.delta, tuple(s.sent)) for s in tl.backprop_steps(out)]
+    assert first == second
+    assert x.grad == 0.0 and out.tracker.grad is None
+
+
+def test_back_and_the_last_steps_agree():
+    x = tl.param([1.0, 2.0, 3.0])
+    out = tl.sum(tl.tanh(x) * x)
+    deltas = {s.node: s.delta for s in tl.backprop_steps(out)}
+    tl.back_(out)
+    np.testing.assert_allclose(x.grad, deltas[x.tracker])
+
+
+def test_back_accumulates_until_zero_grad():
+    a = tl.param(2.0)
+    tl.back_(a * 3)
+    tl.back_(a * 3)
+    assert a.grad == 6.0
+    tl.zero_grad_(a)
+    assert a.grad == 0.0
+
+
+def test_scalar_sensitivity_broadcasts_over_an_array_output():
+    x = tl.param([1.0, 2.0])
+    tl.back_(x * x, 2.0)
+    np.testing.assert_array_equal(x.grad, [4.0, 8.0])
+
+
+def test_a_million_operations_back_propagate_without_recursion():
+    assert sys.getrecursionlimit() <= 10_000
+    x = tl.param(0.0)
+    y = x
+    for _ in range(1_000_000):
+        y = y + 1.0
+    tl.back_(y)
+    assert x.grad == 1.0
+    assert tl.data(y) == 1_000_000.0
+
+
+def test_an_error_half_way_leaves_nothing_broken():
+    x = tl.param(2.0)
+    blocked = tl.nobacksies("stop here", x * 3)
+    y = blocked + x
+    with pytest.raises(RuntimeError, match="nobacksies: stop here"):
+        tl.back_(y)
+    # the same tape walks again and the other branch still works
+    tl.back_(x * 5)
+    assert x.grad == 5.0
+
+
+def test_dropped_tapes_are_freed():
+    x = tl.param(np.ones(3))
+    y = tl.sum(tl.sin(x) * x)
+    nodes = [weakref.ref(y.tracker), weakref.ref(y.tracker.f.args[0])]
+    del y
+    gc.collect()
+    assert all(n() is None for n in nodes)
+
+
+def test_a_finished_gradient_call_leaves_no_tape_alive():
+    g = tl.gradient(lambda x: tl.sum(x * x), np.ones(4))[0]
+    ref = weakref.ref(g.tracker)
+    parents = [weakref.ref(a) for a in g.tracker.f.args if isinstance(a, tl.Tracked)]
+    assert parents  # the gradient is tracked: it has a tape of its own
+    del g
+    gc.collect()
+    assert ref() is None and all(p() is None for p in parents)
+
+
+def test_backprop_steps_of_untracked_is_an_error():
+    with pytest.raises(TypeError, match="backprop_steps: y is not tracked"):
+        list(tl.backprop_steps(3.0))
+
+
+def test_the_walk_is_the_only_walk():
+    """back_, forward's backpropagator and gradient all consume backprop_steps."""
+    import trackerlab.api as api
+
+    calls = []
+    original = api.backprop_steps
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("_who"))
+        return original(*args, **kwargs)
+
+    api.backprop_steps = spy
+    try:
+        x = tl.param(2.0)
+        tl.back_(x * x)
+        tl.forward(lambda x: x * x, 2.0)[1](1.0)
+        tl.gradient(lambda x: x * x, 2.0)
+        tl.gradient(lambda: x * x, tl.Params([x]))
+    finally:
+        api.backprop_steps = original
+    assert calls == ["back_", "back", "back", "gradient"]

@@ -1,0 +1,108 @@
+"""Backends: finds the array namespace (numpy, cupy, any array-API library) for the engine's values."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import array_api_compat
+
+_SCALARS = (int, float, bool, numbers.Number)
+_NAMESPACES: dict[type, object] = {}
+
+
+def namespace(*values):
+    """The array-API namespace of ``values`` (Python scalars are ignored; none at all means NumPy).
+
+    >>> namespace(1.0).__name__
+    'array_api_compat.numpy'
+    """
+    kind = None
+    for value in values:
+        if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):
+            continue
+        if kind is None:
+            kind = type(value)
+        elif type(value) is not kind:
+            return _mixed(values)
+    if kind is None:
+        return _numpy()
+    xp = _NAMESPACES.get(kind)
+    if xp is None:
+        xp = _NAMESPACES[kind] = _lookup(kind, values)
+    return xp
+
+
+def _numpy():
+    return array_api_compat.array_namespace(_NUMPY_PROBE)
+
+
+def _lookup(kind, values):
+    probe = next(v for v in values if type(v) is kind)
+    try:
+        return array_api_compat.array_namespace(probe)
+    except TypeError:
+        # lists, tuples and other array-likes are read as NumPy would read them
+        return _numpy()
+
+
+def _mixed(values):
+    arrays = [v for v in values if not (isinstance(v, _SCALARS) and not hasattr(v, "ndim"))]
+    try:
+        return array_api_compat.array_namespace(*arrays)
+    except TypeError:
+        pass
+    # numpy scalars next to numpy arrays, or array-likes next to arrays, are one backend
+    kinds = {_library(v) for v in arrays}
+    kinds.discard("builtins")
+    if len(kinds) <= 1:
+        return _lookup(type(_first_array(arrays)), arrays)
+    names = " and ".join(sorted(kinds))
+    raise TypeError(f"cannot mix arrays of {names} in one operation; move them to one backend first")
+
+
+def _first_array(arrays):
+    for value in arrays:
+        if hasattr(value, "ndim") and hasattr(value, "shape"):
+            return value
+    return arrays[0]
+
+
+def _library(value) -> str:
+    return type(value).__module__.split(".")[0]
+
+
+def device_of(value) -> str:
+    """A short description of where ``value`` lives: ``cpu`` or the library's device name."""
+    if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):
+        return "cpu"
+    try:
+        return str(array_api_compat.device(value))
+    except (TypeError, AttributeError):
+        return "cpu"
+
+
+def library_name(value) -> str:
+    """The array library that owns ``value``: ``numpy``, ``cupy``, ``array_api_strict``, …"""
+    if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):
+        return "python"
+    return _library(value)
+
+
+def is_scalar(value) -> bool:
+    """True for Python numbers and 0-d values."""
+    return getattr(value, "ndim", 0) == 0
+
+
+def shape_of(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
+
+
+def isfinite_scalar(value) -> bool:
+    return math.isfinite(float(value))
+
+
+import numpy as _np  # noqa: E402  (only to make a probe; engine code asks namespace())
+
+_NUMPY_PROBE = _np.empty(0)
+del _np

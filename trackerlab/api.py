@@ -1,0 +1,331 @@
+"""The public functions of Flux.Tracker, built on the one walk: ``back_``, ``forward``, ``gradient``,
+``jacobian``, ``hessian``, ``Params``/``Grads``, ``update_`` and ``zero_grad_``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ._backend import isfinite_scalar, namespace
+from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, _zeros_like, data, param, tracker
+from .walk import backprop_steps
+
+__all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
+
+
+def back_(y, Δ=None) -> None:
+    """Flux ``back!``: back-propagate from ``y`` and accumulate sensitivities into the leaves' ``.grad``.
+
+    ``Δ`` defaults to 1 for a scalar ``y``; a scalar ``Δ`` is broadcast over an array ``y``.
+    Gradients accumulate over calls; reset them with ``zero_grad_``.
+
+    >>> import trackerlab as tl
+    >>> W = tl.param([[1, 2], [3, 4]]); x = tl.param([5, 6])
+    >>> tl.back_(W @ x, [1, -1])
+    >>> W.grad
+    array([[ 5.,  6.],
+           [-5., -6.]])
+    """
+    for step in backprop_steps(y, Δ, _pending=False, _who="back_"):
+        node = step.node
+        if node.isleaf:
+            node.grad = _accumulate(node.grad, step.delta)
+
+
+def _accumulate(total, delta):
+    if total is None:
+        return delta
+    if hasattr(total, "shape") and getattr(delta, "shape", None) != total.shape and total.ndim:
+        delta = namespace(total).broadcast_to(delta, total.shape)
+    try:
+        total += delta  # in place where the array allows it, as Flux's accum!
+    except (TypeError, ValueError):
+        total = total + delta
+    return total
+
+
+def _input(x):
+    """A fresh input for ``forward``: a leaf for a plain value, a tracked identity of a tracked one."""
+    if isinstance(x, _TrackedValue):
+        from .ops import _record
+        from .rules.utility import identity
+
+        return _record(identity, (x,), {})
+    return param(x)
+
+
+def _as_result(delta, node: Tracked):
+    """A sensitivity as ``forward``'s backpropagator returns it: tracked, zeros where none arrived."""
+    if delta is None:
+        delta = _zeros_like(node.data)
+    if isinstance(delta, _TrackedValue):
+        return delta
+    return _wrap(Tracked(_LEAF, delta, _zeros_like(delta), isleaf=True))
+
+
+def forward(f: Callable, *args):
+    """``(y, back)``: the value of ``f(*args)`` and its backpropagator.
+
+    ``back(Δ)`` returns the sensitivities of the inputs, tracked, so they can be differentiated
+    again; it can be called any number of times.
+
+    >>> import trackerlab as tl
+    >>> y, back = tl.forward(lambda a, b: a * b, 2, 3)
+    >>> y
+    6.0 (tracked)
+    >>> back(1)
+    (3.0 (tracked), 2.0 (tracked))
+    """
+    before = RECORDING.on
+    RECORDING.on = True
+    try:
+        inputs = [_input(a) for a in args]
+        y = f(*inputs)
+    finally:
+        RECORDING.on = before
+    nodes = [x.tracker for x in inputs]
+
+    def back(Δ=None):
+        if not isinstance(y, _TrackedValue):
+            return tuple(_as_result(None, n) for n in nodes)
+        wanted = set(nodes)
+        found = {}
+        before = RECORDING.on
+        RECORDING.on = True
+        try:
+            for step in backprop_steps(y, Δ, nest=True, stop=nodes, _pending=False, _who="back"):
+                if step.node in wanted:
+                    found[step.node] = step.delta
+        finally:
+            RECORDING.on = before
+        return tuple(_as_result(found.get(n), n) for n in nodes)
+
+    return y, back
+
+
+def _check_loss(y, who: str) -> None:
+    value = data(y)
+    shape = tuple(getattr(value, "shape", ()))
+    if shape and _size(shape) != 1:
+        raise ValueError(
+            f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
+            "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
+        )
+    try:
+        finite = isfinite_scalar(value if not shape else value.reshape(()))
+    except TypeError:
+        raise TypeError(f"{who}: f returned {type(value).__name__}, not a number") from None
+    if not finite:
+        raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")
+
+
+def _size(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def gradient(f: Callable, *args):
+    """The gradients of the scalar function ``f`` at ``args``, tracked as in Flux so that they can be
+    differentiated again. With one ``Params`` argument, ``f`` takes no arguments and the result is a
+    ``Grads`` indexed by parameter.
+
+    >>> import trackerlab as tl
+    >>> tl.gradient(lambda a, b: a * b, 2, 3)
+    (3.0 (tracked), 2.0 (tracked))
+    >>> tl.gradient(lambda x: tl.gradient(lambda x: x ** 3, x)[0], 2.0)  # d²/dx² x³ = 6x
+    (12.0 (tracked),)
+    """
+    if len(args) == 1 and isinstance(args[0], Params):
+        return _gradient_params(f, args[0])
+    y, back = forward(f, *args)
+    _check_loss(y, "gradient")
+    return back()
+
+
+def _gradient_params(f: Callable, params: Params) -> Grads:
+    before = RECORDING.on
+    RECORDING.on = True
+    try:
+        y = f()
+        _check_loss(y, "gradient")
+        found = {}
+        if isinstance(y, _TrackedValue):
+            wanted = {p.tracker for p in params}
+            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient"):
+                if step.node in wanted:
+                    found[step.node] = step.delta
+    finally:
+        RECORDING.on = before
+    return Grads({p.tracker: _as_result(found.get(p.tracker), p.tracker) for p in params}, params)
+
+
+class Params:
+    """An ordered set of tracked parameters, for ``gradient(f, Params([W, b]))`` and the optimisers.
+
+    >>> import trackerlab as tl
+    >>> W, b = tl.param([[1.0, 2.0]]), tl.param([0.0])
+    >>> len(tl.Params([W, b, W]))
+    2
+    """
+
+    def __init__(self, values: Iterable = ()):
+        self._values: list = []
+        self._nodes: set = set()
+        for value in values:
+            self.push(value)
+
+    def push(self, value) -> None:
+        node = tracker(value)
+        if node is None:
+            raise TypeError(f"Params: only tracked values can be parameters (got {type(value).__name__})")
+        if node not in self._nodes:
+            self._nodes.add(node)
+            self._values.append(value)
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, value) -> bool:
+        return tracker(value) in self._nodes
+
+    def __getitem__(self, i):
+        return self._values[i]
+
+    def __repr__(self) -> str:
+        from ._text import params_repr
+
+        return params_repr(self)
+
+
+class Grads:
+    """The gradients of ``gradient(f, Params(...))``, indexed by parameter: ``gs[W]``."""
+
+    def __init__(self, grads: dict, params: Params):
+        self._grads = grads
+        self.params = params
+
+    def __getitem__(self, value):
+        node = tracker(value)
+        if node is None or node not in self._grads:
+            raise KeyError("Grads: no gradient for this value; it was not one of the Params")
+        return self._grads[node]
+
+    def __contains__(self, value) -> bool:
+        return tracker(value) in self._grads
+
+    def __iter__(self):
+        return iter(self.params)
+
+    def __len__(self) -> int:
+        return len(self._grads)
+
+    def items(self):
+        return [(p, self._grads[p.tracker]) for p in self.params]
+
+    def values(self):
+        return [self._grads[p.tracker] for p in self.params]
+
+    def __repr__(self) -> str:
+        from ._text import grads_repr
+
+        return grads_repr(self)
+
+
+def jacobian(f: Callable, x):
+    """The Jacobian of ``f`` at ``x``, a plain array of shape ``f(x).shape + x.shape``.
+
+    >>> import trackerlab as tl
+    >>> tl.jacobian(lambda x: x * x, [1.0, 2.0])
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    y, back = forward(f, x)
+    y_value = data(y)
+    x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
+    out_shape = tuple(getattr(y_value, "shape", ()))
+    in_shape = tuple(getattr(x_value, "shape", ()))
+    n_out = _size(out_shape)
+    xp = namespace(y_value, x_value)
+    rows = []
+    for i in range(n_out):
+        if out_shape:
+            seed = xp.zeros(n_out, dtype=getattr(y_value, "dtype", xp.float64))
+            seed[i] = 1
+            seed = xp.reshape(seed, out_shape)
+        else:
+            seed = 1.0
+        rows.append(xp.reshape(xp.asarray(data(back(seed)[0])), (-1,)))
+    J = xp.stack(rows) if rows else xp.zeros((0, _size(in_shape)))
+    J = xp.reshape(J, out_shape + in_shape)
+    return J if J.ndim else float(J)
+
+
+def hessian(f: Callable, x):
+    """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its gradient (nested AD).
+
+    >>> import trackerlab as tl
+    >>> tl.hessian(lambda x: tl.sum(x ** 3), [1.0, 2.0])
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+
+    def grad_f(x):
+        y, back = forward(f, x)
+        _check_loss(y, "hessian")
+        return back()[0]
+
+    return jacobian(grad_f, x)
+
+
+def update_(x, Δ, grads=None):
+    """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
+
+    ``update_(opt, params, grads)`` applies an optimiser of ``tl.optim`` to every parameter.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param([1.0, 2.0])
+    >>> tl.update_(x, [0.5, 0.5]).data
+    array([1.5, 2.5])
+    """
+    from .optim import Optimiser
+
+    if isinstance(x, Optimiser):
+        opt, params = x, Δ
+        if grads is None:
+            raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
+        for p in params:
+            update_(p, -opt.apply(p, data(grads[p])))
+        return params
+    node = tracker(x)
+    if node is None:
+        raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
+    step = data(Δ)
+    if isinstance(step, list | tuple):
+        step = namespace(node.data).asarray(step)
+    value = node.data
+    if hasattr(value, "shape") and tuple(getattr(step, "shape", ())) not in ((), tuple(value.shape)):
+        raise ValueError(f"update_: Δ has shape {tuple(step.shape)}, but x has shape {tuple(value.shape)}")
+    try:
+        value += step
+    except (TypeError, ValueError):
+        value = value + step
+    node.data = value
+    node.grad = _zeros_like(value)
+    return x
+
+
+def zero_grad_(x):
+    """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
+    if isinstance(x, Params | list | tuple):
+        for value in x:
+            zero_grad_(value)
+        return x
+    node = tracker(x)
+    if node is None:
+        raise TypeError(f"zero_grad_: x is not tracked (got {type(x).__name__})")
+    node.grad = _zeros_like(node.data)
+    return x

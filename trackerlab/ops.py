@@ -1,0 +1,251 @@
+"""Operations: the ``Op`` type that records itself on the tape, custom rules (``track``, ``grad_rule``,
+``primitive``) and the registry that ``supported_operations`` reads."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from ._backend import namespace
+from .tracked import RECORDING, Tracked, _new, _TrackedValue, data
+
+__all__ = ["Op", "defop", "grad_rule", "primitive", "register_rules", "supported_operations", "track"]
+
+_OPS: dict[str, Op] = {}
+_ARGUMENT_KINDS = (_TrackedValue, list, tuple)
+_CUSTOM_RULES: dict[Callable, Callable] = {}
+
+
+class Op:
+    """A differentiable operation: a name, a forward ``impl`` on plain arrays, and a gradient rule.
+
+    The rule is a tuple with one pullback per differentiable argument, each called as
+    ``pullback(g, ans, *args, **kwargs)`` with the incoming sensitivity ``g`` and the forward result
+    ``ans``. The first ``arity`` positional arguments are array operands (all of them when ``None``);
+    later ones are settings, like the shape of ``reshape``.
+    """
+
+    __slots__ = ("__wrapped__", "arity", "doc", "family", "impl", "name", "rule")
+
+    def __init__(self, name: str, impl: Callable, arity: int | None = None, family: str = "", doc: str = ""):
+        self.name = name
+        self.impl = impl
+        self.rule: tuple | None = None
+        self.arity = arity
+        self.family = family
+        self.doc = doc or getattr(impl, "__doc__", None) or f"``{name}`` on tracked or plain values."
+        self.__wrapped__ = impl
+
+    @property
+    def __name__(self) -> str:  # so that functools, help() and error messages name it
+        return self.name
+
+    def __call__(self, *args, **kwargs):
+        for a in args:
+            if isinstance(a, _ARGUMENT_KINDS):
+                break
+        else:  # the common plain case: nothing to convert, nothing to record
+            return _run(self, args, kwargs)
+        if RECORDING.on and self.rule is not None:
+            for a in args[: self.arity]:
+                if isinstance(a, _TrackedValue):
+                    return _record(self, args, kwargs)
+        return _run(self, _plain(self, args), kwargs)
+
+    def __repr__(self) -> str:
+        return f"<trackerlab op {self.name}>"
+
+
+def _plain(op: Op, args) -> tuple:
+    n = len(args) if op.arity is None else op.arity
+    out = [data(a) for a in args]
+    for i in range(min(n, len(out))):
+        if isinstance(out[i], list | tuple):
+            out[i] = _as_array(op, out[i], out)
+    return tuple(out)
+
+
+def _as_array(op: Op, value, others):
+    arrays = [o for o in others if hasattr(o, "shape")]
+    xp = namespace(*arrays) if arrays else namespace()
+    try:
+        return xp.asarray(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{op.name}: cannot read {type(value).__name__} argument as an array: {error}") from None
+
+
+def _run(op: Op, args, kwargs):
+    try:
+        return op.impl(*args, **kwargs)
+    except (ValueError, TypeError, IndexError) as error:
+        raise _explain(op, args, error) from None
+
+
+def _explain(op: Op, args, error: Exception) -> Exception:
+    """The error of a failed forward, reworded to name the operation and the operands' shapes."""
+    message = str(error)
+    if message.startswith(f"{op.name}:"):
+        if "(operand shapes" in message:
+            return error  # already explained by an inner operation
+        message = message[len(op.name) + 1 :].strip()
+    n = len(args) if op.arity is None else op.arity
+    operands = [a for a in args[:n]]
+    shapes = ", ".join(str(tuple(getattr(a, "shape", ()))) for a in operands)
+    if len(operands) > 1 and _is_mixed(operands):
+        kinds = " and ".join(sorted({type(a).__module__.split(".")[0] for a in operands if hasattr(a, "shape")}))
+        return TypeError(f"{op.name}: cannot mix arrays of {kinds} in one operation; move them to one backend first")
+    return type(error)(f"{op.name}: {message} (operand shapes {shapes})")
+
+
+def _is_mixed(operands) -> bool:
+    kinds = {type(a).__module__.split(".")[0] for a in operands if hasattr(a, "shape")}
+    return len(kinds) > 1
+
+
+def _record(op: Op, args, kwargs):
+    """Run ``op`` on the plain values of ``args`` and record the call on the tape."""
+    n = len(args) if op.arity is None else op.arity
+    raw = list(args)
+    stored = list(args)
+    parents = []
+    for i, a in enumerate(args):
+        if isinstance(a, _TrackedValue):
+            node = a.tracker
+            raw[i] = node.data
+            if i < n:
+                stored[i] = node
+                parents.append(node)
+            else:
+                stored[i] = node.data
+    for i in range(min(n, len(args))):
+        if isinstance(raw[i], list | tuple):
+            raw[i] = stored[i] = _as_array(op, raw[i], raw)
+    out = _run(op, raw, kwargs)
+    return _new(op, tuple(stored), parents, kwargs, out)
+
+
+def defop(name: str, impl: Callable, *, arity: int | None = None, family: str = "", doc: str = "") -> Op:
+    """Make an ``Op`` and add it to the registry (its rule comes from its family's table)."""
+    if name in _OPS:
+        raise ValueError(f"defop: an operation named {name!r} already exists")
+    op = _OPS[name] = Op(name, impl, arity, family, doc)
+    return op
+
+
+def register_rules(family: str, table: dict[str, tuple]) -> None:
+    """Attach each rule of a family's table to the operation of that name."""
+    for name, rule in table.items():
+        op = _OPS.get(name)
+        if op is None:
+            raise KeyError(f"register_rules: the {family} table has a rule for {name!r}, which is no operation")
+        if not isinstance(rule, tuple):
+            raise TypeError(f"register_rules: the rule for {name!r} must be a tuple of pullbacks, one per argument")
+        op.rule = rule
+        op.family = family
+
+
+def supported_operations() -> list[str]:
+    """The names of the differentiable operations, read from the rule tables.
+
+    >>> "matmul" in supported_operations()
+    True
+    """
+    return sorted(name for name, op in _OPS.items() if op.rule is not None and not name.startswith("_"))
+
+
+def operations() -> dict[str, Op]:
+    """Every registered operation by name (differentiable or not)."""
+    return dict(_OPS)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Custom gradients, Flux style
+
+
+def _rule_key(f):
+    return getattr(f, "__wrapped__", f) if not isinstance(f, Op) else f
+
+
+def grad_rule(f: Callable) -> Callable:
+    """Flux ``@grad``: register a gradient rule for ``f``.
+
+    The decorated function takes the (possibly tracked) arguments of ``f`` and returns
+    ``(value, pullback)``: ``value`` computed from the plain data, and ``pullback(Δ)`` returning one
+    sensitivity per argument (``None`` for none). Write the pullback with the tracked arguments, not
+    their data, so that nested differentiation sees through it.
+
+    >>> import trackerlab as tl
+    >>> def minus(a, b):
+    ...     return tl.track(minus, a, b) if tl.istracked(a) or tl.istracked(b) else a - b
+    >>> @tl.grad_rule(minus)
+    ... def _(a, b):
+    ...     return minus(tl.data(a), tl.data(b)), lambda Δ: (Δ, -Δ)
+    >>> minus(tl.param(5.0), 2.0)
+    3.0 (tracked)
+    """
+
+    def register(rule: Callable) -> Callable:
+        _CUSTOM_RULES[_rule_key(f)] = rule
+        return rule
+
+    return register
+
+
+def track(f: Callable, *args, **kwargs):
+    """Record a call of ``f`` on the tape, using the rule registered for ``f``.
+
+    Built-in operations (``tl.sin``, ``tl.matmul``, …) record themselves; for a function of your own,
+    register its rule with ``@grad_rule(f)`` first.
+    """
+    if isinstance(f, Op):
+        if f.rule is None:
+            raise TypeError(f"track: {f.name} has no gradient rule; its results are not differentiable")
+        return _record(f, args, kwargs) if RECORDING.on and _any_tracked(args) else f(*args, **kwargs)
+    name = getattr(f, "__name__", repr(f))
+    rule = _CUSTOM_RULES.get(_rule_key(f))
+    if rule is None:
+        raise TypeError(f"track: no gradient rule is registered for {name}; define one with @tl.grad_rule({name})")
+    result = rule(*args, **kwargs)
+    if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+        raise TypeError(f"{name}: a gradient rule must return (value, pullback), got {type(result).__name__}")
+    value, pullback = result
+    if isinstance(value, _TrackedValue):
+        raise TypeError(
+            f"{name}: the rule returned a tracked value; compute the value from tl.data(...) of the "
+            "arguments so that the call is recorded once"
+        )
+    if not (RECORDING.on and _any_tracked(args)):
+        return value
+    stored = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
+    parents = [a for a in stored if isinstance(a, Tracked)]
+    return _new(f, stored, parents, kwargs, value, back=pullback)
+
+
+def _any_tracked(args) -> bool:
+    return any(isinstance(a, _TrackedValue) for a in args)
+
+
+def primitive(f: Callable) -> Callable:
+    """Make ``f`` record itself with ``track`` whenever an argument is tracked.
+
+    Python's stand-in for Julia's dispatch on ``TrackedArray``; pair it with ``@grad_rule(f)``.
+
+    >>> import trackerlab as tl
+    >>> @tl.primitive
+    ... def minus(a, b):
+    ...     return a - b
+    >>> @tl.grad_rule(minus)
+    ... def _(a, b):
+    ...     return minus(tl.data(a), tl.data(b)), lambda Δ: (Δ, -Δ)
+    >>> minus(tl.param([1.0, 2.0]), [1.0, 1.0])
+    Tracked 2 float64 array:
+    [0. 1.]
+    """
+
+    @functools.wraps(f)
+    def recorded(*args, **kwargs):
+        if RECORDING.on and _any_tracked(args):
+            return track(recorded, *args, **kwargs)
+        return f(*args, **kwargs)
+
+    return recorded

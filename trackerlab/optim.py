@@ -1,0 +1,91 @@
+"""Optimisers, applied with ``tl.update_(opt, params, grads)``: ``Descent``, ``Momentum``, ``ADAM``.
+
+Each ``apply(x, Δ)`` returns the step to subtract from ``x``, keeping per-parameter state keyed by
+the parameter's node (weakly, so that dropping a model frees its optimiser state).
+"""
+
+from __future__ import annotations
+
+import abc
+import weakref
+
+from .tracked import tracker
+
+__all__ = ["ADAM", "Descent", "Momentum", "Optimiser"]
+
+
+class Optimiser(abc.ABC):
+    """Base class: ``apply(x, Δ)`` turns the gradient ``Δ`` of parameter ``x`` into a step."""
+
+    def __init__(self):
+        self._state = weakref.WeakKeyDictionary()
+
+    @abc.abstractmethod
+    def apply(self, x, Δ):
+        """The step to subtract from ``x`` for its gradient ``Δ``."""
+
+    def _slot(self, x, make):
+        node = tracker(x)
+        if node not in self._state:
+            self._state[node] = make()
+        return self._state[node]
+
+
+class Descent(Optimiser):
+    """Plain gradient descent: the step is ``eta * Δ``.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param([1.0, 2.0]); gs = tl.gradient(lambda: tl.sum(x * x), tl.Params([x]))
+    >>> tl.update_(tl.optim.Descent(0.1), tl.Params([x]), gs); x.data
+    array([0.8, 1.6])
+    """
+
+    def __init__(self, eta: float = 0.1):
+        super().__init__()
+        self.eta = eta
+
+    def apply(self, x, Δ):
+        return self.eta * Δ
+
+    def __repr__(self) -> str:
+        return f"Descent({self.eta})"
+
+
+class Momentum(Optimiser):
+    """Gradient descent with momentum: ``v = rho * v + eta * Δ``, and the step is ``v``."""
+
+    def __init__(self, eta: float = 0.01, rho: float = 0.9):
+        super().__init__()
+        self.eta = eta
+        self.rho = rho
+
+    def apply(self, x, Δ):
+        state = self._slot(x, lambda: {"v": 0 * Δ})
+        state["v"] = self.rho * state["v"] + self.eta * Δ
+        return state["v"]
+
+    def __repr__(self) -> str:
+        return f"Momentum({self.eta}, {self.rho})"
+
+
+class ADAM(Optimiser):
+    """Adam: moments of the gradient with bias correction (Kingma & Ba), defaults as in Flux."""
+
+    def __init__(self, eta: float = 0.001, beta: tuple[float, float] = (0.9, 0.999), epsilon: float = 1e-8):
+        super().__init__()
+        self.eta = eta
+        self.beta = beta
+        self.epsilon = epsilon
+
+    def apply(self, x, Δ):
+        b1, b2 = self.beta
+        state = self._slot(x, lambda: {"m": 0 * Δ, "v": 0 * Δ, "t": 0})
+        state["t"] += 1
+        state["m"] = b1 * state["m"] + (1 - b1) * Δ
+        state["v"] = b2 * state["v"] + (1 - b2) * Δ * Δ
+        m_hat = state["m"] / (1 - b1 ** state["t"])
+        v_hat = state["v"] / (1 - b2 ** state["t"])
+        return self.eta * m_hat / (v_hat**0.5 + self.epsilon)
+
+    def __repr__(self) -> str:
+        return f"ADAM({self.eta}, {self.beta})"

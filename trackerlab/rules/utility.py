@@ -1,0 +1,81 @@
+"""Utilities written as gradient rules of two lines, as Tracker.jl writes them: ``identity``, ``hook``,
+``nobacksies``, ``checkpoint``."""
+
+from __future__ import annotations
+
+from ..ops import defop, grad_rule, primitive, register_rules
+from ..tracked import RECORDING, data, no_grad
+
+identity = defop("identity", lambda x: x, family="utility")
+register_rules("utility", {"identity": (lambda g, ans, x: g,)})
+
+
+@primitive
+def hook(f, x):
+    """Identity going forward; going back, the sensitivity of ``x`` is replaced by ``f(Δ)``.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param(2.0)
+    >>> tl.gradient(lambda x: tl.hook(lambda Δ: 10 * Δ, x) * 3, x)
+    (30.0 (tracked),)
+    """
+    return x
+
+
+@grad_rule(hook)
+def _(f, x):
+    return data(x), lambda Δ: (None, f(Δ))
+
+
+@primitive
+def nobacksies(message: str, x):
+    """Identity going forward; back-propagating through it raises an error with ``message``.
+
+    >>> import trackerlab as tl
+    >>> y = tl.nobacksies("no second derivatives here", tl.param(2.0) * 3)
+    >>> tl.back_(y)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: nobacksies: no second derivatives here
+    """
+    return x
+
+
+@grad_rule(nobacksies)
+def _(message, x):
+    def refuse(Δ):
+        raise RuntimeError(f"nobacksies: {message}")
+
+    return data(x), refuse
+
+
+@primitive
+def checkpoint(f, *args):
+    """``f(*args)`` without keeping its tape: the backward pass runs ``f`` again to get it.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param(3.0)
+    >>> tl.gradient(lambda x: tl.checkpoint(lambda t: t * t, x), x)
+    (6.0 (tracked),)
+    """
+    return f(*args)
+
+
+@grad_rule(checkpoint)
+def _(f, *args):
+    with no_grad():
+        value = f(*(data(a) for a in args))
+
+    def pullback(Δ):
+        before = RECORDING.on
+        RECORDING.on = True  # the replay records even inside a plain walk
+        try:
+            _, back = forward(f, *args)
+            return (None, *back(Δ))
+        finally:
+            RECORDING.on = before
+
+    return value, pullback
+
+
+from ..api import forward  # noqa: E402  (checkpoint's pullback replays the forward pass)

@@ -1,0 +1,216 @@
+"""The one walk: back-propagation over the tape as an iterator of ``Step`` records.
+
+``back_``, ``forward``'s backpropagator, ``gradient``, the stepper widget and the graph highlighting all
+consume these steps. The walk is iterative (Kahn's algorithm over a local count of each node's uses), so
+tapes of any depth work, and it keeps every piece of state in local variables: running it twice gives the
+same steps, and an error half way leaves the tape as it was.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ._backend import namespace
+from .tracked import RECORDING, Tracked, _TrackedValue, _wrap, data
+
+__all__ = ["Step", "backprop_steps"]
+
+
+class Step:
+    """One node processed by the walk.
+
+    ``node`` is the ``Tracked`` node, ``op`` its operation's name, ``delta`` the sensitivity that
+    arrived (all contributions summed), ``args`` the call's arguments as nodes (``None`` for constants),
+    ``sent`` what the pullback sent to each argument (``None`` for none), ``pending`` the nodes that
+    have received some sensitivity but are not processed yet, and ``index`` the step's number.
+    """
+
+    __slots__ = ("args", "delta", "index", "node", "pending", "sent")
+
+    def __init__(self, index, node, delta, args, sent, pending):
+        self.index = index
+        self.node = node
+        self.delta = delta
+        self.args = args
+        self.sent = sent
+        self.pending = pending
+
+    @property
+    def op(self) -> str:
+        return self.node.f.name
+
+    @property
+    def isleaf(self) -> bool:
+        return self.node.isleaf
+
+    def __repr__(self) -> str:
+        from ._text import step_repr
+
+        return step_repr(self)
+
+
+def backprop_steps(y, Δ=None, *, nest: bool = False, stop=(), _pending: bool = True, _who: str = "backprop_steps"):
+    """Walk the tape of ``y`` backwards, yielding one ``Step`` per node in the engine's real order.
+
+    ``Δ`` is the sensitivity of ``y`` (1 for a scalar by default; a scalar Δ is broadcast over an
+    array ``y``). With ``nest=True`` the pullbacks run on tracked values, so the sensitivities are
+    themselves tracked and can be differentiated again. Nodes in ``stop`` are treated as leaves.
+
+    >>> import trackerlab as tl
+    >>> a, b = tl.param(2.0), tl.param(3.0)
+    >>> [(s.op, s.delta) for s in tl.backprop_steps(a * b)]
+    [('multiply', 1.0), ('param', 3.0), ('param', 2.0)]
+    """
+    root = y.tracker if isinstance(y, _TrackedValue) else None
+    if root is None:
+        raise TypeError(f"{_who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
+    g = seed(y, Δ, _who, nest)
+    stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
+    uses = _count_uses(root, stop)
+
+    waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
+    ready = deque((root,))
+    index = 0
+    while ready:
+        node = ready.popleft()
+        if node not in waiting:  # every use sent nothing: pass the news on without a step
+            _release(node, stop, uses, ready)
+            continue
+        g = waiting.pop(node)
+        if node.isleaf or node in stop:
+            args = sent = ()
+        else:
+            args = tuple(a if type(a) is Tracked else None for a in node.f.args)
+            sent = _pullback(node, g, nest, _who)
+            for arg, s in zip(args, sent):
+                if arg is None:
+                    continue
+                if s is not None:
+                    waiting[arg] = waiting[arg] + s if arg in waiting else s
+                uses[arg] -= 1
+                if uses[arg] == 0:
+                    ready.append(arg)
+        yield Step(index, node, g, args, sent, tuple(waiting) if _pending else ())
+        index += 1
+
+
+def _count_uses(root: Tracked, stop) -> dict:
+    """How many times each node reachable from ``root`` is used as an argument (Flux's ``scan``)."""
+    uses = {root: 0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.isleaf or node in stop:
+            continue
+        for arg in node.f.args:
+            if type(arg) is Tracked:
+                if arg in uses:
+                    uses[arg] += 1
+                else:
+                    uses[arg] = 1
+                    stack.append(arg)
+    return uses
+
+
+def _release(node: Tracked, stop, uses, ready) -> None:
+    if node.isleaf or node in stop:
+        return
+    for arg in node.f.args:
+        if type(arg) is Tracked:
+            uses[arg] -= 1
+            if uses[arg] == 0:
+                ready.append(arg)
+
+
+def _pullback(node: Tracked, g, nest: bool, who: str) -> tuple:
+    """What the node's rule sends to each argument for the sensitivity ``g``."""
+    call = node.f
+    if call.back is not None:
+        return _custom(node, g, nest)
+    op = call.func
+    rules = op.rule
+    if nest:
+        ans = _wrap(node)
+        xs = [_wrap(a) if type(a) is Tracked else a for a in call.args]
+    else:
+        ans = node.data
+        xs = [a.data if type(a) is Tracked else a for a in call.args]
+    kwargs = call.kwargs
+    sent = []
+    for i, arg in enumerate(call.args):
+        if type(arg) is Tracked and i < len(rules) and rules[i] is not None:
+            sent.append(rules[i](g, ans, *xs, **kwargs))
+        else:
+            sent.append(None)
+    return sent
+
+
+def _custom(node: Tracked, g, nest: bool) -> tuple:
+    """Run a ``grad_rule`` pullback and check it returned one sensitivity of the right shape per argument."""
+    call = node.f
+    name = call.name
+    if nest:
+        sent = call.back(g)
+    else:
+        before = RECORDING.on
+        RECORDING.on = False
+        try:
+            sent = call.back(g)
+        finally:
+            RECORDING.on = before
+    if not isinstance(sent, tuple | list):
+        sent = (sent,) if len(call.args) == 1 else sent
+    if not isinstance(sent, tuple | list) or len(sent) != len(call.args):
+        got = len(sent) if isinstance(sent, tuple | list) else type(sent).__name__
+        raise ValueError(
+            f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
+            "return a tuple with one per argument (None for an argument with none)"
+        )
+    out = []
+    for i, (arg, s) in enumerate(zip(call.args, sent)):
+        if type(arg) is not Tracked or s is None:
+            out.append(None)
+            continue
+        if not nest:
+            s = data(s)
+        want = tuple(getattr(arg.data, "shape", ()))
+        have = tuple(getattr(data(s), "shape", ()))
+        if have != want:
+            raise ValueError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has shape {have}, "
+                f"but the argument has shape {want}"
+            )
+        out.append(s)
+    return out
+
+
+def seed(y, Δ, who: str, nest: bool = False):
+    """The starting sensitivity for ``y``: checked against its shape, 1 for a scalar by default."""
+    value = data(y)
+    shape = tuple(getattr(value, "shape", ()))
+    if Δ is None:
+        if shape == () or _size(shape) == 1:
+            return 1.0 if shape == () else namespace(value).ones_like(value)
+        raise ValueError(
+            f"{who}: y has shape {shape}; pass a sensitivity Δ of that shape (or reduce y to a scalar first)"
+        )
+    if nest and isinstance(Δ, _TrackedValue):
+        delta_shape = Δ.shape
+    else:
+        Δ = data(Δ)
+        if isinstance(Δ, list | tuple):
+            Δ = namespace(value).asarray(Δ)
+        delta_shape = tuple(getattr(Δ, "shape", ()))
+    if delta_shape == shape:
+        return Δ
+    if delta_shape == ():
+        xp = namespace(value)
+        return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
+    raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
+
+
+def _size(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
