@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._backend import namespace
-from .tracked import RECORDING, Tracked, _TrackedValue, _wrap, data
+from ._backend import defers, namespace
+from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -125,6 +125,9 @@ def _release(node: Tracked, stop, uses, ready) -> None:
 def _pullback(node: Tracked, g, nest: bool, who: str) -> tuple:
     """What the node's rule sends to each argument for the sensitivity ``g``."""
     call = node.f
+    if nest and not isinstance(g, _TrackedValue) and not defers(g):
+        # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+        g = _wrap(Tracked(_LEAF, g, None, isleaf=True))
     if call.back is not None:
         return _custom(node, g, nest)
     op = call.func
