@@ -207,3 +207,19 @@ def test_every_operation_numpy_has_is_reachable_through_numpy():
             assert f.__name__ in numpy_protocol.UFUNCS
         else:
             assert ("numpy", name) in numpy_protocol.FUNCTIONS
+
+
+@pytest.mark.parametrize("ufunc", sorted(numpy_protocol.UFUNCS))
+def test_each_ufunc_gives_numpys_value_and_records_it(ufunc):
+    f = getattr(np, ufunc)
+    x0 = np.array([[1.2, 1.5, 2.0], [1.7, 1.1, 2.5]])
+    args = (x0,) if f.nin == 1 else (x0, x0[::-1] * 0.9)
+    if ufunc == "matmul":
+        args = (x0, x0.T)
+    elif ufunc in ("arcsin", "arccos", "arctanh"):
+        args = (x0 / 3,)
+    expected = f(*args)
+    tracked = f(tl.param(args[0]), *args[1:])
+    assert tl.istracked(tracked) and tracked.tracker.f.name == numpy_protocol.UFUNCS[ufunc]
+    np.testing.assert_allclose(tl.data(tracked), expected)
+    np.testing.assert_allclose(tl.data(getattr(tl, numpy_protocol.UFUNCS[ufunc])(*args)), expected)

@@ -12,9 +12,7 @@ from test_rules import BACKENDS, check, namespace_of, ruled
 
 import trackerlab as tl
 
-SETTINGS = settings(
-    max_examples=4, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 # domains: (low, high, points to keep away from, where the function is not smooth)
 REAL = (-2.0, 2.0, ())
@@ -93,7 +91,7 @@ def _astype(backend):
 # the rest: (domains of the arguments, the function of those arguments on a backend)
 OTHER = {
     "where": ((AWAY, REAL, REAL), _where),
-    "clip": (((-2.0, -0.8, ()), (-0.6, -0.4, ()), (0.4, 0.6, ())), _clip),
+    "clip": (((-2.0, 2.0, (-0.5, 0.5)), st.just(-0.5), st.just(0.5)), _clip),
     "astype": ((REAL,), _astype),
 }
 
@@ -136,6 +134,26 @@ def test_binary_rule_with_broadcasting(name, backend, data):
     x = values(data.draw, sx, dx)
     y = values(data.draw, sy, dy)
     check(getattr(tl, name), x, y, backend=backend)
+
+
+def fixed(shape, domain, seed):
+    """Values of ``domain`` without hypothesis: for the fixed broadcasting case below."""
+    rng = np.random.default_rng(seed)
+    if isinstance(domain, st.SearchStrategy):  # the two grids
+        grid = [k / 2 for k in range(-4, 5)] if domain is GRID else [k / 2 + 0.25 for k in range(-4, 4)]
+        return rng.choice(grid, shape)
+    low, high, away = domain
+    x = rng.uniform(low, high, shape)
+    for p in away:
+        x = np.where(np.abs(x - p) < 0.1, p + 0.2, x)
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_rule_on_a_full_broadcast(name, backend):
+    dx, dy = BINARY[name]
+    check(getattr(tl, name), fixed((2, 1, 3), dx, 0), fixed((4, 1), dy, 1), backend=backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

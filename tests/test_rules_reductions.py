@@ -10,9 +10,7 @@ from test_rules import BACKENDS, check, ruled
 
 import trackerlab as tl
 
-SETTINGS = settings(
-    max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 REAL = st.floats(-2.0, 2.0, allow_nan=False)
 WITH_ZEROS = st.one_of(st.just(0.0), REAL)  # prod must handle zeros, to second order
@@ -51,9 +49,13 @@ def reductions(draw, name):
     if name == "cumsum":
         axis = draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1))) if shape else None
     else:
-        axis = draw(st.one_of(st.none(), hnp.valid_tuple_axes(len(shape)), *(
-            [st.integers(-len(shape), len(shape) - 1)] if shape else []
-        )))
+        axis = draw(
+            st.one_of(
+                st.none(),
+                hnp.valid_tuple_axes(len(shape)),
+                *([st.integers(-len(shape), len(shape) - 1)] if shape else []),
+            )
+        )
     if _reduced(shape, axis) < smallest:  # too few elements: make every axis long enough, reduce one at least
         shape = tuple(max(n, smallest) for n in shape) or (smallest,)
         axis = None if axis in ((), None) else axis

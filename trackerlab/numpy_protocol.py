@@ -164,7 +164,7 @@ def array_function(func, types, args, kwargs):
     if target is None:
         raise _no_rule(f"{module}.{name}")
     f = _public(target) if isinstance(target, str) else target[1]
-    return f(*args, **kwargs)
+    return f(*args, **{k: v for k, v in kwargs.items() if v is not None or k not in ("out", "dtype")})
 
 
 def numpy_spellings() -> dict[str, list[str]]:

@@ -148,7 +148,9 @@ class Each(tuple):
     """The rule of an operation with any number of array operands (``concatenate``, ``stack``, ``einsum``):
     one pullback ``pullback(i, g, ans, *args, **kwargs)``, told which operand ``i`` it is for.
 
-    It reads as a tuple with a pullback at every position, so the walk treats it like any other rule.
+    It reads as a tuple with a pullback at every position (``len`` is unbounded, ``rule[i]`` is the
+    pullback for operand ``i``), so the walk, which indexes a rule by operand, treats it like any other;
+    iterating over it is an error rather than an endless loop.
     """
 
     def __new__(cls, pullback: Callable):
@@ -163,10 +165,7 @@ class Each(tuple):
         return functools.partial(self.pullback, i)
 
     def __iter__(self):
-        i = 0
-        while True:
-            yield self[i]
-            i += 1
+        raise TypeError("a rule for any number of operands has no end: index it by operand, rule[i]")
 
     def __repr__(self) -> str:
         return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
