@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ._backend import isfinite_scalar, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, _zeros_like, data, param, tracker
+from .tracked import _LEAF, RECORDING, Tracked, _new, _TrackedValue, _wrap, _zeros_like, data, param, tracker
 from .walk import backprop_steps
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
@@ -25,7 +25,7 @@ def back_(y, Δ=None) -> None:
     array([[ 5.,  6.],
            [-5., -6.]])
     """
-    for step in backprop_steps(y, Δ, _pending=False, _who="back_"):
+    for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True):
         node = step.node
         if node.isleaf:
             node.grad = _accumulate(node.grad, step.delta)
@@ -83,23 +83,72 @@ def forward(f: Callable, *args):
     finally:
         RECORDING.on = before
     nodes = [x.tracker for x in inputs]
+    given_tracked = any(isinstance(a, _TrackedValue) for a in args)
 
     def back(Δ=None):
         if not isinstance(y, _TrackedValue):
             return tuple(_as_result(None, n) for n in nodes)
+        # Record the backward pass (nested AD) only where something outside this call can reach it:
+        # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
+        # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
+        # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
+        nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
         wanted = set(nodes)
         found = {}
         before = RECORDING.on
         RECORDING.on = True
         try:
-            for step in backprop_steps(y, Δ, nest=True, stop=nodes, _pending=False, _who="back"):
+            for step in backprop_steps(y, Δ, nest=nest, stop=nodes, _pending=False, _who="back", _leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
         finally:
             RECORDING.on = before
-        return tuple(_as_result(found.get(n), n) for n in nodes)
+        if nest:
+            return tuple(_as_result(found.get(n), n) for n in nodes)
+        return tuple(_deferred(f, nodes, Δ, i, found.get(n)) for i, n in enumerate(nodes))
 
     return y, back
+
+
+def _self_contained(root: Tracked, inputs) -> bool:
+    """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` and no node has a custom pullback
+    (which may close over values made outside)."""
+    inputs = set(inputs)
+    seen = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in inputs:
+            continue
+        if node.isleaf or node.f.back is not None:
+            return False
+        for arg in node.f.args:
+            if type(arg) is Tracked and arg not in seen:
+                seen.add(arg)
+                stack.append(arg)
+    return True
+
+
+def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
+    """The ``i``-th result of ``forward``'s ``back(Δ)`` computed by a plain walk, as one tape node.
+
+    Its value is the sensitivity; its pullback differentiates it by running ``f`` and ``back`` again
+    with recording on, so that nested AD gives what an eagerly recorded backward pass would have.
+    """
+    if delta is None:
+        return _as_result(None, nodes[i])
+
+    def gradient(*xs):
+        """The ``i``-th sensitivity of ``f`` at ``xs`` (what re-running this tape entry computes)."""
+        return data(forward(f, *xs)[1](Δ)[i])
+
+    def pullback(sensitivity):
+        def component(*xs):
+            return forward(f, *xs)[1](Δ)[i]
+
+        return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
+
+    return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
 def _check_loss(y, who: str) -> None:
@@ -152,7 +201,7 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         found = {}
         if isinstance(y, _TrackedValue):
             wanted = {p.tracker for p in params}
-            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient"):
+            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient", _leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
     finally:
@@ -291,9 +340,7 @@ def update_(x, Δ, grads=None):
     >>> tl.update_(x, [0.5, 0.5]).data
     array([1.5, 2.5])
     """
-    from .optim import Optimiser
-
-    if isinstance(x, Optimiser):
+    if not isinstance(x, _TrackedValue) and _is_optimiser(x):
         opt, params = x, Δ
         if grads is None:
             raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
@@ -304,7 +351,7 @@ def update_(x, Δ, grads=None):
     if node is None:
         raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
     step = data(Δ)
-    if isinstance(step, list | tuple):
+    if isinstance(step, (list, tuple)):
         step = namespace(node.data).asarray(step)
     value = node.data
     if hasattr(value, "shape") and tuple(getattr(step, "shape", ())) not in ((), tuple(value.shape)):
@@ -316,6 +363,12 @@ def update_(x, Δ, grads=None):
     node.data = value
     node.grad = _zeros_like(value)
     return x
+
+
+def _is_optimiser(x) -> bool:
+    from .optim import Optimiser  # optim imports the engine, so it is imported here, when needed
+
+    return isinstance(x, Optimiser)
 
 
 def zero_grad_(x):
