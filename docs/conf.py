@@ -21,8 +21,6 @@ release = version = trackerlab.__version__
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "public_names"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
-# `notebooks` is a link to the repository's notebooks/; until they exist its glob is empty.
-suppress_warnings = ["toc.empty_glob"]
 
 # --- notebooks: shown as committed, with their widget state -----------------------------------------
 nb_execution_mode = "off"
@@ -47,3 +45,16 @@ html_theme = "furo"
 html_title = f"trackerlab {release}"
 html_copy_source = False
 html_show_sourcelink = False
+
+
+# --- the tutorials: `docs/notebooks` is a link to the repository's notebooks/ ----------------------
+
+
+def list_tutorials(app, docname, source):
+    """A checkout without notebooks (a fresh branch) still builds: the glob of none would be a warning."""
+    if docname == "tutorials" and not any((ROOT / "notebooks").glob("*.ipynb")):
+        source[0] = source[0].split("```{toctree}")[0] + "There are no tutorials in this checkout.\n"
+
+
+def setup(app):
+    app.connect("source-read", list_tutorials)
