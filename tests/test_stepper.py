@@ -130,7 +130,7 @@ def test_written_out_products_give_what_the_engine_sent(op, seed):
     Δ = float(rng.uniform(-2.0, 2.0))
     y = build(*xs)
     assert tl.tracker(y).f.name == op
-    stepper = tl.BackpropStepper(y, Δ, labels=labels)
+    stepper = tl.BackpropStepper(y, Δ, labels=labels, static_frames=0)
     frame = stepper.steps[0]
     engine = next(iter(tl.backprop_steps(y, Δ)))
     assert len(frame["sent"]) == arity
@@ -226,7 +226,7 @@ def test_a_walk_beyond_the_limit_is_cut_with_a_message():
     assert len(stepper) == 5 and stepper.truncated
     assert "the walk has more than 5 steps; showing the first 5" in stepper.message.value
     assert stepper.text.startswith("step 1 of 5+:")
-    assert not tl.BackpropStepper(y).truncated
+    assert not tl.BackpropStepper(y, static_frames=0).truncated
 
 
 def test_bad_inputs_are_clear_errors():
@@ -255,6 +255,19 @@ def test_states_mark_done_current_pending():
     }
     assert {names[n]: s for n, s in frames.states(3).items()} == {"y": "done", "c": "done", "a": "done", "b": "current"}
     assert {names[n]: g for n, g in frames.grads(2).items()} == {"a": 4.0}
+    # the drawing shows what each node has received so far: complete for done nodes, partial for pending
+    assert {names[n]: g for n, g in frames.sensitivities(0).items()} == {"y": 1.0, "c": 1.0, "a": 1.0}
+    assert {names[n]: g for n, g in frames.sensitivities(1).items()} == {"y": 1.0, "c": 1.0, "a": 4.0, "b": 2.0}
+
+
+def test_each_frame_draws_the_tape_with_its_states():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    frame = stepper.frame_views[1].value
+    svg = frame[frame.index("<svg") : frame.index("</svg>")]
+    for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">grad 4<"):
+        assert text in svg
+    assert ">pending<" not in stepper.frame_views[3].value  # nothing is pending at the last step
 
 
 def test_the_text_is_escaped_in_the_frame_html():

@@ -148,6 +148,7 @@ class Frames:
         self.counts: dict[str, int] = {}
         self.walk = []
         self.steps = []
+        self.partial: list[dict] = []  # per frame: pending node → the sensitivity summed so far
         self.truncated = False
         arrived: dict[Tracked, list] = {}  # node → [(who sent it, value), ...] not yet processed
         grads: dict[Tracked, object] = {}
@@ -176,6 +177,7 @@ class Frames:
             if node.isleaf:
                 grads[node] = step.delta if node not in grads else grads[node] + step.delta
             done.append(node)
+            self.partial.append({p: _sum(arrived.get(p, ())) for p in step.pending})
             self.steps.append(
                 {
                     "index": step.index,
@@ -186,7 +188,7 @@ class Frames:
                     "delta": plain(step.delta),
                     "contributions": [{"from": who, "value": plain(v)} for who, v in contributions],
                     "sent": sent,
-                    "pending": {self.name(p): plain(_sum(arrived.get(p, ()))) for p in step.pending},
+                    "pending": {self.name(p): plain(v) for p, v in self.partial[-1].items()},
                     "grads": {self.name(leaf): plain(g) for leaf, g in grads.items()},
                     "done": [self.name(d) for d in done],
                 }
@@ -220,6 +222,13 @@ class Frames:
         for step in self.walk[: index + 1]:
             if step.node.isleaf:
                 out[step.node] = step.delta if step.node not in out else out[step.node] + step.delta
+        return out
+
+    def sensitivities(self, index: int) -> dict:
+        """What each node has received by frame ``index``: the full Δ of the nodes processed so far
+        and the partial sums of the pending ones, keyed by node (what the drawing shows as grad)."""
+        out = {step.node: step.delta for step in self.walk[: index + 1]}
+        out.update(self.partial[index])
         return out
 
     def text(self, index: int) -> str:

@@ -21,7 +21,12 @@ _STYLE = """<style>
   background: var(--jp-layout-color2, #f5f5f5); color: var(--jp-content-font-color1, #111);
   border-radius: 4px; white-space: pre-wrap; }
 .tl-stepper .tl-message { color: var(--jp-warn-color0, #a15c00); }
-</style>"""
+.tl-stepper .tl-static-note { display: none; font-size: 12px; color: var(--jp-ui-font-color2, #555); }
+/* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
+.widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
+.widget-subarea .tl-stepper .tl-static-note { display: block; }
+</style>
+<div class="tl-static-note">No kernel here: the slider (its arrow keys too) and play step through the frames.</div>"""
 
 
 class BackpropStepper(widgets.VBox):
@@ -62,6 +67,8 @@ class BackpropStepper(widgets.VBox):
         self.previous_button = widgets.Button(description="◀ previous", tooltip="previous step", disabled=True)
         self.next_button = widgets.Button(description="next ▶", tooltip="next step", disabled=count == 1)
         self.reset_button = widgets.Button(description="⟲ reset", tooltip="back to the first step")
+        for button in (self.previous_button, self.next_button, self.reset_button):
+            button.add_class("tl-needs-kernel")
         self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval, description="play")
         self.speed = widgets.IntSlider(
             value=interval, min=100, max=3000, step=100, description="ms/step", continuous_update=True
@@ -70,6 +77,7 @@ class BackpropStepper(widgets.VBox):
             value=0, min=0, max=last, description="step", readout=False, continuous_update=True
         )
         self.slider.tooltip = "← → step back and forth"
+        self.slider.add_class("tl-step-slider")
         self.frame_views = [widgets.HTML() for _ in range(count)]
         self.stack = widgets.Stack(self.frame_views, selected_index=0)
         # Linked in the browser, so that the slider and play step through the frames without a kernel.
@@ -175,7 +183,9 @@ class BackpropStepper(widgets.VBox):
 def _drawing(root, frames: Frames, i: int) -> str:
     """The tape drawn by the display layer for frame ``i``, as SVG markup."""
     step = frames.walk[i]
-    return svg_markup(root, labels=frames.names, highlight=step.node, states=frames.states(i), grads=frames.grads(i))
+    return svg_markup(
+        root, labels=frames.names, highlight=step.node, states=frames.states(i), grads=frames.sensitivities(i)
+    )
 
 
 def svg_markup(y, **options) -> str:
