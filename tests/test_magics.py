@@ -18,9 +18,9 @@ def ip():
     shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
     shell.display_formatter.active_types = RICH
     shell.run_line_magic("load_ext", "trackerlab")
-    shell.user_ns.update({"a": 2.0, "b": 3.0})
+    shell.user_ns.update({"a": 2.0, "b": 3.0, "tl": tl})
     yield shell
-    for name in ("a", "b", "c", "y", "w", "q", "z", "loss", "before", "after", "h"):
+    for name in ("a", "b", "c", "y", "w", "q", "z", "loss", "before", "after", "h", "tl"):
         shell.user_ns.pop(name, None)
 
 
@@ -122,6 +122,8 @@ def test_bad_options_are_usage_errors_naming_the_option(ip):
         ip.run_cell_magic("track", "-p a --back loss", "y = a * 2")
     with pytest.raises(UsageError, match=r"%%track --back: y is not tracked \(it is a float\)"):
         ip.run_cell_magic("track", "--back y", "y = 1.5")
+    with pytest.raises(UsageError, match=r"%%track --back y: back_: y has shape \(2,\); pass a sensitivity Δ"):
+        ip.run_cell_magic("track", "--back y", "y = tl.param([1.0, 2.0]) * 2")
 
 
 def test_track_help_lists_the_options(ip):

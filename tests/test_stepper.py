@@ -62,6 +62,16 @@ def test_the_last_frame_grads_equal_back_for_arrays():
     assert all(e["formula"] is None for s in stepper.steps for e in s["sent"] if isinstance(e["value"], list))
 
 
+def test_an_array_output_with_a_sensitivity():
+    W, x = tl.param([[1, 2], [3, 4]]), tl.param([5, 6])
+    stepper = tl.BackpropStepper(W @ x, [1, -1], labels={W: "W", x: "x"})
+    assert [s["node"] for s in stepper.steps] == ["matmul#1", "W", "x"]
+    assert stepper.steps[0]["delta"] == [1.0, -1.0]
+    assert stepper.steps[-1]["grads"] == {"W": [[5.0, 6.0], [-5.0, -6.0]], "x": [-2.0, -2.0]}
+    stepper.index = 2
+    assert stepper.text.splitlines()[-1] == "grads so far: W = [5.0, 6.0, -5.0, -6.0] (2×2), x = [-2.0, -2.0]"
+
+
 def test_a_scalar_product_is_written_out():
     a, b = tl.param(2.0), tl.param(3.0)
     stepper = tl.BackpropStepper(a * b, labels={a: "a", b: "b"})
@@ -213,8 +223,8 @@ def test_long_walks_draw_frames_lazily():
     y = _chain(9)
     stepper = tl.BackpropStepper(y, static_frames=3)
     assert len(stepper) == 10
-    assert [bool(v.value) for v in stepper.frame_views] == [True] * 3 + [False] * 7
-    assert "the first 3 frames are drawn now" in stepper.message.value
+    assert [bool(v.value) for v in stepper.frame_views] == [True] + [False] * 9
+    assert "10 steps (more than static_frames=3): each frame is drawn by the kernel" in stepper.message.value
     stepper.index = 6
     assert "step 7 of 10" in stepper.frame_views[6].value
     assert not stepper.frame_views[5].value

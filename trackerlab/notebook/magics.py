@@ -65,7 +65,10 @@ class TrackMagics(Magics):
             y = _tracked(ns, args.back, "%%track --back")
             from ..api import back_
 
-            back_(y)
+            try:
+                back_(y)
+            except ValueError as error:  # an array y, say: say so as a usage error, without a traceback
+                raise UsageError(f"%%track --back {args.back}: {error}") from None
             if args.step:
                 from .stepper import BackpropStepper
 

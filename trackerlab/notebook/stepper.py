@@ -40,10 +40,11 @@ class BackpropStepper(widgets.VBox):
     with its speed, or the slider (its arrow keys step too); code and tests use ``.index``,
     ``.steps`` (plain data) and ``.text``.
 
-    The first ``static_frames`` frames are drawn up front and switched in the browser, so the slider
-    and play also work on a static page (nbconvert's HTML, the docs); in a longer walk the frames are
-    drawn by the kernel as they are reached. Walks longer than ``max_steps`` are cut there, with a
-    message, to protect the browser. ``labels`` maps tracked values to the names to show.
+    A walk of at most ``static_frames`` steps has all its frames drawn up front and switched in the
+    browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
+    longer walk each frame is drawn by the kernel when it is reached. Walks longer than ``max_steps``
+    are cut there, with a message, to protect the browser. ``labels`` maps tracked values to the
+    names to show.
 
     >>> import trackerlab as tl
     >>> a, b = tl.param(2.0), tl.param(3.0)
@@ -54,7 +55,7 @@ class BackpropStepper(widgets.VBox):
 
     index = traitlets.Int(0, help="the frame shown, 0 to len(steps) - 1")
 
-    def __init__(self, y, Δ=None, *, labels=None, max_steps: int = 300, static_frames: int = 40, interval: int = 800):
+    def __init__(self, y, Δ=None, *, labels=None, max_steps: int = 300, static_frames: int = 20, interval: int = 800):
         for name, value, least in (("max_steps", max_steps, 1), ("static_frames", static_frames, 0)):
             if not isinstance(value, int) or value < least:
                 raise ValueError(f"BackpropStepper: {name} must be an integer ≥ {least} (got {value!r})")
@@ -101,13 +102,12 @@ class BackpropStepper(widgets.VBox):
             )
         if count > static_frames:
             notes.append(
-                f"{count} steps: the first {static_frames} frames are drawn now and the rest by the kernel as "
-                "you reach them, so a static copy of this page shows only frames already seen."
+                f"{count} steps (more than static_frames={static_frames}): each frame is drawn by the kernel "
+                "when you reach it, so a static copy of this page shows only the frames already seen."
             )
         self.message = widgets.HTML("".join(f'<div class="tl-message">{html.escape(n)}</div>' for n in notes))
-        for i in range(min(count, static_frames)):
+        for i in range(count if count <= static_frames else 1):
             self._draw(i)
-        self._draw(0)
         controls = widgets.HBox([self.previous_button, self.next_button, self.reset_button, self.play, self.speed])
         super().__init__([widgets.HTML(_STYLE), controls, self.slider, self.stack, self.message])
         self.add_class("tl-stepper")
