@@ -56,9 +56,14 @@ class BackpropStepper(widgets.VBox):
     index = traitlets.Int(0, help="the frame shown, 0 to len(steps) - 1")
 
     def __init__(self, y, Δ=None, *, labels=None, max_steps: int = 300, static_frames: int = 20, interval: int = 800):
-        for name, value, least in (("max_steps", max_steps, 1), ("static_frames", static_frames, 0)):
-            if not isinstance(value, int) or value < least:
-                raise ValueError(f"BackpropStepper: {name} must be an integer ≥ {least} (got {value!r})")
+        for name, value, least, most in (
+            ("max_steps", max_steps, 1, None),
+            ("static_frames", static_frames, 0, None),
+            ("interval", interval, 100, 3000),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least or (most and value > most):
+                bounds = f"≥ {least}" if most is None else f"from {least} to {most}"
+                raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
         self._frames = Frames(backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps)
         self._drawn: set[int] = set()
