@@ -8,7 +8,6 @@ ratio to the floor. A peer that is not installed is reported as skipped.
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import sys
 import time
@@ -49,15 +48,22 @@ def check(name: str, workload, got, want) -> None:
             )
 
 
-def measure(workload, repeats: int | None = None, log=print) -> list[dict]:
-    """Verify every implementation against the floor, then time them interleaved; one row per implementation."""
+def measure(workload, repeats: int | None = None, log=print, sample_seconds: float = 0.02) -> list[dict]:
+    """Verify every implementation against the floor, then time them interleaved; one row per implementation.
+
+    A sample runs an implementation ``number`` times in a row, ``number`` chosen per implementation so that
+    a sample lasts about ``sample_seconds`` (as ``timeit`` does); samples of the implementations alternate,
+    in a rotating order, ``repeats`` times. Garbage collection stays on, as in real use.
+    """
     repeats = repeats or workload.repeats
     runs, rows = {}, {}
     want = None
     for name, make in workload.implementations.items():
         try:
             run = make(workload.size)
+            start = time.perf_counter()
             got = run()
+            once = time.perf_counter() - start
         except Skipped as why:
             rows[name] = {"name": name, "skipped": str(why)}
             continue
@@ -66,22 +72,24 @@ def measure(workload, repeats: int | None = None, log=print) -> list[dict]:
         else:
             check(name, workload, got, want)
         runs[name] = run
-        rows[name] = {"name": name, "times": [], "verified": name != "floor"}
+        number = max(1, min(1000, int(sample_seconds / max(once, 1e-9))))
+        rows[name] = {"name": name, "times": [], "verified": name != "floor", "number": number}
     order = list(runs)
     for r in range(repeats):
         shift = r % len(order)
         for name in order[shift:] + order[:shift]:  # rotate so that no one always runs first
-            gc.collect()
+            run, number = runs[name], rows[name]["number"]
             start = time.perf_counter()
-            runs[name]()
-            rows[name]["times"].append(time.perf_counter() - start)
+            for _ in range(number):
+                run()
+            rows[name]["times"].append((time.perf_counter() - start) / number)
     floor_time = statistics.median(rows["floor"]["times"])
     for row in rows.values():
         if "times" in row:
             row["median"] = statistics.median(row["times"])
             row["per_op_us"] = row["median"] / workload.per * 1e6
             row["ratio"] = row["median"] / floor_time
-    log(f"  {workload.name}: done ({repeats} interleaved repeats)")
+    log(f"  {workload.name}: done ({repeats} interleaved samples)")
     return list(rows.values())
 
 
