@@ -109,7 +109,24 @@ CHAIN = {
     "cos": (lambda g, ans, x, X: (f"−Δ·sin({X})", f"−{p(g)} × {p(math.sin(x))}", -g * math.sin(x)),),
     "tanh": (lambda g, ans, x, X: (f"Δ·(1 − tanh({X})²)", f"{n(g)} × (1 − {p(ans)}²)", g * (1 - ans * ans)),),
     "relu": (lambda g, ans, x, X: (f"Δ·[{X} > 0]", f"{n(g)} × {int(x > 0)}", g * float(x > 0)),),
+    "positive": (lambda g, ans, x, X: ("Δ", n(g), g),),
+    "abs": (lambda g, ans, x, X: (f"Δ·sign({X})", f"{n(g)} × {p(_sign(x))}", g * _sign(x)),),
+    "square": (lambda g, ans, x, X: (f"Δ·2·{X}", f"{n(g)} × 2 × {p(x)}", 2 * g * x),),
+    "sqrt": (lambda g, ans, x, X: (f"Δ/(2·sqrt({X}))", f"{n(g)} / (2 × {p(ans)})", g / (2 * ans)),),
+    "reciprocal": (lambda g, ans, x, X: (f"−Δ/{X}²", f"−{p(g)} / {p(x)}²", -g / x**2),),
+    "tan": (lambda g, ans, x, X: (f"Δ·(1 + tan({X})²)", f"{n(g)} × (1 + {p(ans)}²)", g * (1 + ans * ans)),),
+    "sinh": (lambda g, ans, x, X: (f"Δ·cosh({X})", f"{n(g)} × {p(math.cosh(x))}", g * math.cosh(x)),),
+    "cosh": (lambda g, ans, x, X: (f"Δ·sinh({X})", f"{n(g)} × {p(math.sinh(x))}", g * math.sinh(x)),),
+    "log1p": (lambda g, ans, x, X: (f"Δ/(1 + {X})", f"{n(g)} / (1 + {p(x)})", g / (1 + x)),),
+    "expm1": (lambda g, ans, x, X: (f"Δ·exp({X})", f"{n(g)} × {p(ans + 1)}", g * (ans + 1)),),
+    "sigmoid": (
+        lambda g, ans, x, X: (f"Δ·σ({X})·(1 − σ({X}))", f"{n(g)} × {p(ans)} × (1 − {p(ans)})", g * ans * (1 - ans)),
+    ),
 }
+
+
+def _sign(x: float) -> float:
+    return 0.0 if x == 0 else math.copysign(1.0, x)
 
 
 def chain(node: Tracked, position: int, g, names: list[str], sent):
