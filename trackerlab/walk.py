@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._backend import namespace
-from .tracked import RECORDING, Tracked, _TrackedValue, _wrap, data
+from ._backend import defers, namespace
+from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -184,6 +184,9 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     Plain walks of unary and binary calls without settings (most of any tape) skip the general loop.
     """
     call = node.f
+    if nest and not isinstance(g, _TrackedValue) and not defers(g):
+        # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+        g = _wrap(Tracked(_LEAF, g, None, isleaf=True))
     rules = call.func.rule
     args = call.args
     kwargs = call.kwargs
@@ -267,7 +270,10 @@ def seed(y, Δ, who: str, nest: bool = False):
     shape = tuple(getattr(value, "shape", ()))
     if Δ is None:
         if shape == ():  # 1 of y's own precision: a float32 loss back-propagates in float32
-            return 1.0 if isinstance(value, float) or not hasattr(value, "dtype") else value.dtype.type(1)
+            if isinstance(value, float) or not hasattr(value, "dtype"):
+                return 1.0
+            scalar = getattr(value.dtype, "type", None)  # NumPy: a scalar of the dtype; others: a 0-d array
+            return scalar(1) if scalar is not None else namespace(value).ones_like(value)
         if _size(shape) == 1:
             return namespace(value).ones_like(value)
         raise ValueError(
