@@ -319,6 +319,7 @@ __all__.remove("ADAM")
 _NOTEBOOK = {
     "to_networkx": "trackerlab.notebook.graph",
     "plot_tape": "trackerlab.notebook.drawing",
+    "tape_svg": "trackerlab.notebook.drawing",
     "BackpropStepper": "trackerlab.notebook.stepper",
 }
 
