@@ -260,9 +260,9 @@ def test_bad_inputs_are_clear_errors():
         tl.BackpropStepper(tl.param(1.0) * 2, max_steps=0)
     with pytest.raises(ValueError, match=r"interval must be an integer from 100 to 3000 \(got 50\)"):
         tl.BackpropStepper(tl.param(1.0) * 2, interval=50)
-    with pytest.raises(TypeError, match="labels must map tracked values to names"):
+    with pytest.raises(TypeError, match="BackpropStepper: labels must be a mapping from tracked values to names"):
         tl.BackpropStepper(tl.param(1.0) * 2, labels=["x"])
-    with pytest.raises(TypeError, match="labels has a key of type str"):
+    with pytest.raises(TypeError, match="BackpropStepper: labels has a key of type str; keys must be tracked values"):
         tl.BackpropStepper(tl.param(1.0) * 2, labels={"x": "x"})
 
 

@@ -206,18 +206,6 @@ def svg_markup(y, **options) -> str:
 
 
 def _label_map(labels) -> dict:
-    """``labels`` (tracked values or nodes → names) keyed by engine node."""
-    from ..tracked import Tracked, _TrackedValue
+    from ._tape import label_map
 
-    if labels is None:
-        return {}
-    if not hasattr(labels, "items"):
-        raise TypeError(f"BackpropStepper: labels must map tracked values to names (got {type(labels).__name__})")
-    out = {}
-    for key, name in labels.items():
-        node = key.tracker if isinstance(key, _TrackedValue) else key
-        if not isinstance(node, Tracked):
-            kind = type(key).__name__
-            raise TypeError(f"BackpropStepper: labels has a key of type {kind}; keys must be tracked values")
-        out[node] = str(name)
-    return out
+    return label_map(labels, "BackpropStepper")
