@@ -1,10 +1,15 @@
 """The documentation site: the vendored widget JavaScript, and the Sphinx build with `-W`."""
 
+import functools
 import html
+import http.server
+import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -179,3 +184,79 @@ def test_the_julia_table_names_only_what_trackerlab_has():
         for part in name.split("."):
             value = getattr(value, part)
         assert callable(value), name
+
+
+# ----------------------------------------------------------------------------------------------------
+# The stepper steps in the built pages (headless Chromium, the site served from 127.0.0.1)
+
+CHROMIUM = os.environ.get("TRACKERLAB_CHROMIUM") or "/usr/bin/chromium"
+
+
+def stepper_pages() -> list[str]:
+    """The tutorial pages that show a stepper widget with its state saved."""
+    return [
+        page
+        for page, notebook in notebook_pages().items()
+        if notebook.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state")
+        and any(
+            "BackpropStepper" in "".join(cell["source"]) or "--step" in "".join(cell["source"])
+            for cell in notebook["cells"]
+            if cell["cell_type"] == "code"
+        )
+    ]
+
+
+@pytest.fixture
+def served(site):
+    handler = functools.partial(Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_stepper_steps_in_the_built_pages(served, tmp_path):
+    missing = not os.access(CHROMIUM, os.X_OK) or importlib.util.find_spec("playwright") is None
+    if missing and os.environ.get("TRACKERLAB_REQUIRE_BROWSER") != "1":
+        pytest.skip(f"needs Chromium at {CHROMIUM} and playwright")
+    pages = stepper_pages()
+    if not pages:
+        pytest.skip("no tutorial shows a stepper yet")
+    from playwright.sync_api import sync_playwright
+
+    shots = Path(os.environ.get("TRACKERLAB_SCREENSHOTS") or tmp_path)
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.set_default_timeout(60_000)
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        for path in pages:
+            page.goto(f"{served}/{path}")
+            stepper = page.locator(".tl-stepper").first
+            stepper.wait_for()
+            frame = stepper.locator(".tl-frame-text:visible")
+            assert frame.inner_text().startswith("step 1 of "), path
+            total = int(frame.inner_text().split()[3].rstrip(":"))
+            stepper.locator(".tl-step-slider .noUi-handle").focus()
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(
+                "(s) => [...s.querySelectorAll('.tl-frame-text')]"
+                ".some(e => e.offsetParent && e.textContent.startsWith('step 2 of'))",
+                arg=stepper.element_handle(),
+            )
+            assert frame.inner_text().startswith(f"step 2 of {total}"), path
+            stepper.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / f"docs-{Path(path).stem}.png"))
+        browser.close()
+    outside = [url for url in requests if not url.startswith((served, "data:"))]
+    assert not outside, outside
