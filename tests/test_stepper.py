@@ -271,6 +271,12 @@ def test_states_mark_done_current_pending():
     stepper = tl.BackpropStepper(y, labels=labels)
     frames = stepper._frames
     names = {node: name for node, name in frames.names.items()}
+    assert {names[n]: s for n, s in frames.states(0).items()} == {
+        "y": "current",
+        "c": "pending",
+        "a": "pending",
+        "b": "waiting",
+    }
     assert {names[n]: s for n, s in frames.states(1).items()} == {
         "y": "done",
         "c": "current",
