@@ -96,22 +96,47 @@ def backprop_steps(
             index += 1
             continue
         call = node.f
-        sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
-        for arg, s in zip(call.args, sent):
-            if type(arg) is not Tracked:
-                continue
-            if s is not None:
-                waiting[arg] = waiting[arg] + s if arg in waiting else s
-            left = uses.get(arg)
-            if left is None:  # its only use
-                push(arg)
-            else:
-                uses[arg] = left - 1
-                if left == 1:
+        args = call.args
+        if len(args) == 1 and not nest and call.back is None and not call.kwargs:
+            # A plain unary call (most nodes of a chain): the general loop below, unrolled.
+            x = args[0]
+            s = None
+            if type(x) is Tracked:
+                rule = call.func.rule[0]
+                if rule is not None:
+                    s = rule(g, node.data, x.data)
+                    waiting[x] = waiting[x] + s if x in waiting else s
+                left = uses.get(x)
+                if left is None:
+                    push(x)
+                else:
+                    uses[x] = left - 1
+                    if left == 1:
+                        push(x)
+            sent = [s]
+        else:
+            sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+            for arg, s in zip(args, sent):
+                if type(arg) is not Tracked:
+                    continue
+                if s is not None:
+                    waiting[arg] = waiting[arg] + s if arg in waiting else s
+                left = uses.get(arg)
+                if left is None:  # its only use
                     push(arg)
+                else:
+                    uses[arg] = left - 1
+                    if left == 1:
+                        push(arg)
         if not _leaves_only:
-            args = tuple(a if type(a) is Tracked else None for a in call.args)
-            yield Step(index, node, g, args, sent, tuple(waiting) if _pending else ())
+            yield Step(
+                index,
+                node,
+                g,
+                tuple(a if type(a) is Tracked else None for a in args),
+                sent,
+                tuple(waiting) if _pending else (),
+            )
         index += 1
 
 
