@@ -8,7 +8,8 @@ import numbers
 import array_api_compat
 
 _SCALARS = (int, float, bool, numbers.Number)
-_NAMESPACES: dict[type, object] = {}
+_NAMESPACES: dict[type | None, object] = {}  # None: the default, NumPy
+_SKIP: dict[type, bool] = {}  # whether values of a type are Python scalars, which have no namespace
 
 
 def namespace(*values):
@@ -19,7 +20,10 @@ def namespace(*values):
     """
     kind = None
     for value in values:
-        if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):
+        skip = _SKIP.get(type(value))
+        if skip is None:  # decided once per type: isinstance against numbers.Number is slow
+            skip = _SKIP[type(value)] = isinstance(value, _SCALARS) and not hasattr(value, "ndim")
+        if skip:
             continue
         if kind is None:
             kind = type(value)
@@ -34,7 +38,10 @@ def namespace(*values):
 
 
 def _numpy():
-    return array_api_compat.array_namespace(_NUMPY_PROBE)
+    xp = _NAMESPACES.get(None)
+    if xp is None:
+        xp = _NAMESPACES[None] = array_api_compat.array_namespace(_NUMPY_PROBE)
+    return xp
 
 
 def _lookup(kind, values):

@@ -25,7 +25,7 @@ def back_(y, Δ=None) -> None:
     array([[ 5.,  6.],
            [-5., -6.]])
     """
-    for step in backprop_steps(y, Δ, _pending=False, _who="back_"):
+    for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True):
         node = step.node
         if node.isleaf:
             node.grad = _accumulate(node.grad, step.delta)
@@ -92,7 +92,7 @@ def forward(f: Callable, *args):
         before = RECORDING.on
         RECORDING.on = True
         try:
-            for step in backprop_steps(y, Δ, nest=True, stop=nodes, _pending=False, _who="back"):
+            for step in backprop_steps(y, Δ, nest=True, stop=nodes, _pending=False, _who="back", _leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
         finally:
@@ -152,7 +152,7 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         found = {}
         if isinstance(y, _TrackedValue):
             wanted = {p.tracker for p in params}
-            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient"):
+            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient", _leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
     finally:
@@ -291,9 +291,7 @@ def update_(x, Δ, grads=None):
     >>> tl.update_(x, [0.5, 0.5]).data
     array([1.5, 2.5])
     """
-    from .optim import Optimiser
-
-    if isinstance(x, Optimiser):
+    if not isinstance(x, _TrackedValue) and _is_optimiser(x):
         opt, params = x, Δ
         if grads is None:
             raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
@@ -304,7 +302,7 @@ def update_(x, Δ, grads=None):
     if node is None:
         raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
     step = data(Δ)
-    if isinstance(step, list | tuple):
+    if isinstance(step, (list, tuple)):
         step = namespace(node.data).asarray(step)
     value = node.data
     if hasattr(value, "shape") and tuple(getattr(step, "shape", ())) not in ((), tuple(value.shape)):
@@ -316,6 +314,12 @@ def update_(x, Δ, grads=None):
     node.data = value
     node.grad = _zeros_like(value)
     return x
+
+
+def _is_optimiser(x) -> bool:
+    from .optim import Optimiser  # optim imports the engine, so it is imported here, when needed
+
+    return isinstance(x, Optimiser)
 
 
 def zero_grad_(x):

@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from ._backend import namespace
-from .tracked import RECORDING, Tracked, _new, _TrackedValue, data
+from .tracked import _NO_KWARGS, RECORDING, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "grad_rule", "primitive", "register_rules", "supported_operations", "track"]
 
 _OPS: dict[str, Op] = {}
 _ARGUMENT_KINDS = (_TrackedValue, list, tuple)
+_SEQUENCES = (list, tuple)
 _CUSTOM_RULES: dict[Callable, Callable] = {}
+_OPERATIONS = MappingProxyType(_OPS)
 
 
 class Op:
@@ -41,11 +44,48 @@ class Op:
         return self.name
 
     def __call__(self, *args, **kwargs):
-        for a in args:
+        # Unary and binary calls are most calls: they are checked without loops. Everything else, and
+        # lists or tuples to convert, take the general path below.
+        n = len(args)
+        if n == 1:
+            x = args[0]
+            if isinstance(x, _TrackedValue):
+                if RECORDING.on and self.rule is not None and self.arity != 0:
+                    return _record1(self, x.tracker, kwargs)
+            elif not isinstance(x, _SEQUENCES):
+                try:
+                    return self.impl(x, **kwargs) if kwargs else self.impl(x)
+                except (ValueError, TypeError, IndexError) as error:
+                    raise _explain(self, args, error) from None
+        elif n == 2 and self.arity is None and not kwargs:
+            x, y = args
+            if isinstance(x, _TrackedValue):
+                if isinstance(y, _TrackedValue):
+                    if RECORDING.on and self.rule is not None:
+                        return _record2(self, x.tracker, y.tracker)
+                elif not isinstance(y, _SEQUENCES) and RECORDING.on and self.rule is not None:
+                    return _record2(self, x.tracker, y)
+            elif isinstance(y, _TrackedValue):
+                if not isinstance(x, _SEQUENCES) and RECORDING.on and self.rule is not None:
+                    return _record2(self, x, y.tracker)
+            elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
+                try:
+                    return self.impl(x, y)
+                except (ValueError, TypeError, IndexError) as error:
+                    raise _explain(self, args, error) from None
+        arity = self.arity
+        for a in args if arity is None else args[:arity]:
             if isinstance(a, _ARGUMENT_KINDS):
                 break
-        else:  # the common plain case: nothing to convert, nothing to record
-            return _run(self, args, kwargs)
+        else:
+            if arity is not None:  # settings (a shape, an axis) may be tracked: record on their data
+                for a in args[arity:]:
+                    if isinstance(a, _TrackedValue):
+                        return _run(self, _plain(self, args), kwargs)
+            try:  # the common plain case: nothing to convert, nothing to record
+                return self.impl(*args, **kwargs)
+            except (ValueError, TypeError, IndexError) as error:
+                raise _explain(self, args, error) from None
         if RECORDING.on and self.rule is not None:
             for a in args[: self.arity]:
                 if isinstance(a, _TrackedValue):
@@ -102,26 +142,56 @@ def _is_mixed(operands) -> bool:
     return len(kinds) > 1
 
 
+def _record1(op: Op, node: Tracked, kwargs):
+    """``_record`` for one tracked operand."""
+    x = node.data
+    try:
+        out = op.impl(x, **kwargs) if kwargs else op.impl(x)
+    except (ValueError, TypeError, IndexError) as error:
+        raise _explain(op, (x,), error) from None
+    return _new(op, (node,), kwargs, out)
+
+
+def _record2(op: Op, x, y):
+    """``_record`` for two operands, given as nodes (tracked) or plain values (neither a list nor a tuple)."""
+    a = x.data if type(x) is Tracked else x
+    b = y.data if type(y) is Tracked else y
+    try:
+        out = op.impl(a, b)
+    except (ValueError, TypeError, IndexError) as error:
+        raise _explain(op, (a, b), error) from None
+    return _new(op, (x, y), _NO_KWARGS, out)
+
+
 def _record(op: Op, args, kwargs):
-    """Run ``op`` on the plain values of ``args`` and record the call on the tape."""
+    """Run ``op`` on the plain values of ``args`` and record the call on the tape.
+
+    The hot path of every recorded operation: one pass over the arguments, the forward run, and the
+    node and its wrapper made without ``__init__`` calls (see ``tracked._new``).
+    """
     n = len(args) if op.arity is None else op.arity
-    raw = list(args)
-    stored = list(args)
-    parents = []
+    raw = []
+    stored = []
+    convert = False
     for i, a in enumerate(args):
         if isinstance(a, _TrackedValue):
             node = a.tracker
-            raw[i] = node.data
-            if i < n:
-                stored[i] = node
-                parents.append(node)
-            else:
-                stored[i] = node.data
-    for i in range(min(n, len(args))):
-        if isinstance(raw[i], list | tuple):
-            raw[i] = stored[i] = _as_array(op, raw[i], raw)
-    out = _run(op, raw, kwargs)
-    return _new(op, tuple(stored), parents, kwargs, out)
+            raw.append(node.data)
+            stored.append(node if i < n else node.data)
+        else:
+            if i < n and isinstance(a, _SEQUENCES):
+                convert = True
+            raw.append(a)
+            stored.append(a)
+    if convert:
+        for i in range(min(n, len(args))):
+            if isinstance(raw[i], _SEQUENCES):
+                raw[i] = stored[i] = _as_array(op, raw[i], raw)
+    try:
+        out = op.impl(*raw, **kwargs)
+    except (ValueError, TypeError, IndexError) as error:
+        raise _explain(op, raw, error) from None
+    return _new(op, tuple(stored), kwargs, out)
 
 
 def defop(name: str, impl: Callable, *, arity: int | None = None, family: str = "", doc: str = "") -> Op:
@@ -153,9 +223,12 @@ def supported_operations() -> list[str]:
     return sorted(name for name, op in _OPS.items() if op.rule is not None and not name.startswith("_"))
 
 
-def operations() -> dict[str, Op]:
-    """Every registered operation by name (differentiable or not)."""
-    return dict(_OPS)
+def operations() -> Mapping[str, Op]:
+    """Every registered operation by name (differentiable or not), as a read-only live view.
+
+    NumPy's protocols look an operation up here on every call, so this makes no copy.
+    """
+    return _OPERATIONS
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -217,8 +290,7 @@ def track(f: Callable, *args, **kwargs):
     if not (RECORDING.on and _any_tracked(args)):
         return value
     stored = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
-    parents = [a for a in stored if isinstance(a, Tracked)]
-    return _new(f, stored, parents, kwargs, value, back=pullback)
+    return _new(f, stored, kwargs, value, back=pullback)
 
 
 def _any_tracked(args) -> bool:

@@ -95,15 +95,6 @@ def _name_of(func) -> str:
     return getattr(func, "name", None) or getattr(func, "__name__", None) or type(func).__name__
 
 
-def _make_call(op, args, kwargs, back=None):
-    call = Call.__new__(Call)
-    call.func = op
-    call.args = args
-    call.kwargs = kwargs
-    call.back = back
-    return call
-
-
 _LEAF = Call()
 
 
@@ -112,13 +103,17 @@ class Tracked:
 
     ``.f`` is the call (``Call(None)`` for a leaf), ``.isleaf`` says whether it is a parameter,
     ``.grad`` is the gradient accumulated by ``back_`` (leaves only), ``.ref`` counts how many
-    recorded calls took this node as an argument, and ``.data`` is the plain value.
+    recorded calls took this node as an argument (the walk reads it: a node with ``ref == 1`` has one
+    use), and ``.data`` is the plain value.
     The walk never writes to a node except to accumulate a leaf's ``.grad``.
     """
 
     __slots__ = ("__weakref__", "data", "f", "grad", "isleaf", "ref")
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
+        for arg in f.args:  # a node built by hand is a recorded call too
+            if type(arg) is Tracked:
+                arg.ref += 1
         self.f = f
         self.isleaf = isleaf
         self.grad = grad
@@ -144,22 +139,36 @@ class Tracked:
 
 
 def _wrap(node: Tracked):
-    value = TrackedArray.__new__(TrackedArray) if getattr(node.data, "ndim", 0) else TrackedReal.__new__(TrackedReal)
+    out = node.data
+    value = _real_new(TrackedReal) if type(out) is float or not getattr(out, "ndim", 0) else _array_new(TrackedArray)
     value.tracker = node
     return value
 
 
-def _new(op, args, parents, kwargs, out, back=None):
-    """Record ``out = op(*args)`` and return it tracked (the engine's one place that grows the tape)."""
-    for parent in parents:
-        parent.ref += 1
-    node = Tracked.__new__(Tracked)
-    node.f = _make_call(op, args, kwargs, back)
+_NO_KWARGS: dict = {}  # shared by every call recorded without keyword arguments (never mutated)
+
+
+def _new(op, args: tuple, kwargs, out, back=None):
+    """Record ``out = op(*args)`` and return it tracked (the engine's one place that grows the tape).
+
+    ``args`` holds tracked operands as their nodes. The hot path of every operation: the node, its
+    call and its wrapper are made with ``__new__`` and slot stores, which costs a third of ``__init__``.
+    """
+    for arg in args:
+        if type(arg) is Tracked:
+            arg.ref += 1
+    call = _call_new(Call)
+    call.func = op
+    call.args = args
+    call.kwargs = kwargs or _NO_KWARGS
+    call.back = back
+    node = _tracked_new(Tracked)
+    node.f = call
     node.isleaf = False
     node.grad = None
     node.ref = 0
     node.data = out
-    value = TrackedArray.__new__(TrackedArray) if getattr(out, "ndim", 0) else TrackedReal.__new__(TrackedReal)
+    value = _real_new(TrackedReal) if type(out) is float or not getattr(out, "ndim", 0) else _array_new(TrackedArray)
     value.tracker = node
     return value
 
@@ -274,6 +283,12 @@ class TrackedArray(_TrackedValue):
         return self.tracker.data.tolist()
 
 
+_call_new = Call.__new__
+_tracked_new = Tracked.__new__
+_array_new = TrackedArray.__new__
+_real_new = TrackedReal.__new__
+
+
 # ----------------------------------------------------------------------------------------------------
 # Flux's accessors
 
@@ -369,4 +384,6 @@ def _zeros_like(x):
         return 0.0
     if not hasattr(x, "shape") or (x.ndim == 0 and not hasattr(x, "__array_namespace__")):
         return x * 0
+    if hasattr(x, "__array_namespace__"):  # the array's own namespace: no compatibility wrapper
+        return x.__array_namespace__().zeros_like(x)
     return namespace(x).zeros_like(x)

@@ -15,6 +15,8 @@ from .tracked import RECORDING, Tracked, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
+_NOTHING = object()  # what ``waiting`` gives for a node that received no sensitivity
+
 
 class Step:
     """One node processed by the walk.
@@ -49,12 +51,23 @@ class Step:
         return step_repr(self)
 
 
-def backprop_steps(y, Δ=None, *, nest: bool = False, stop=(), _pending: bool = True, _who: str = "backprop_steps"):
+def backprop_steps(
+    y,
+    Δ=None,
+    *,
+    nest: bool = False,
+    stop=(),
+    _pending: bool = True,
+    _who: str = "backprop_steps",
+    _leaves_only: bool = False,
+):
     """Walk the tape of ``y`` backwards, yielding one ``Step`` per node in the engine's real order.
 
     ``Δ`` is the sensitivity of ``y`` (1 for a scalar by default; a scalar Δ is broadcast over an
     array ``y``). With ``nest=True`` the pullbacks run on tracked values, so the sensitivities are
     themselves tracked and can be differentiated again. Nodes in ``stop`` are treated as leaves.
+    (``_leaves_only`` is for the engine's own consumers: the walk is the same, but only the steps of
+    leaves and ``stop`` nodes are yielded, the only ones ``back_`` and ``gradient`` read.)
 
     >>> import trackerlab as tl
     >>> a, b = tl.param(2.0), tl.param(3.0)
@@ -70,45 +83,61 @@ def backprop_steps(y, Δ=None, *, nest: bool = False, stop=(), _pending: bool = 
 
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
     ready = deque((root,))
+    pop, push = ready.popleft, ready.append
     index = 0
     while ready:
-        node = ready.popleft()
-        if node not in waiting:  # every use sent nothing: pass the news on without a step
+        node = pop()
+        g = waiting.pop(node, _NOTHING)
+        if g is _NOTHING:  # every use sent nothing: pass the news on without a step
             _release(node, stop, uses, ready)
             continue
-        g = waiting.pop(node)
         if node.isleaf or node in stop:
-            args = sent = ()
-        else:
-            args = tuple(a if type(a) is Tracked else None for a in node.f.args)
-            sent = _pullback(node, g, nest, _who)
-            for arg, s in zip(args, sent):
-                if arg is None:
-                    continue
-                if s is not None:
-                    waiting[arg] = waiting[arg] + s if arg in waiting else s
-                uses[arg] -= 1
-                if uses[arg] == 0:
-                    ready.append(arg)
-        yield Step(index, node, g, args, sent, tuple(waiting) if _pending else ())
+            yield Step(index, node, g, (), (), tuple(waiting) if _pending else ())
+            index += 1
+            continue
+        call = node.f
+        sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+        for arg, s in zip(call.args, sent):
+            if type(arg) is not Tracked:
+                continue
+            if s is not None:
+                waiting[arg] = waiting[arg] + s if arg in waiting else s
+            left = uses.get(arg)
+            if left is None:  # its only use
+                push(arg)
+            else:
+                uses[arg] = left - 1
+                if left == 1:
+                    push(arg)
+        if not _leaves_only:
+            args = tuple(a if type(a) is Tracked else None for a in call.args)
+            yield Step(index, node, g, args, sent, tuple(waiting) if _pending else ())
         index += 1
 
 
 def _count_uses(root: Tracked, stop) -> dict:
-    """How many times each node reachable from ``root`` is used as an argument (Flux's ``scan``)."""
-    uses = {root: 0}
+    """How many times each node reachable from ``root`` is used as an argument (Flux's ``scan``).
+
+    Only nodes that can have several uses are counted: a node whose ``ref`` is 1 is the argument of one
+    recorded call on the whole tape, so its one use releases it. Most nodes of chains and trees are
+    such, and the walk's bookkeeping then holds a few entries instead of one per node.
+    """
+    uses = {}
     stack = [root]
+    push = stack.append
     while stack:
         node = stack.pop()
         if node.isleaf or node in stop:
             continue
         for arg in node.f.args:
             if type(arg) is Tracked:
-                if arg in uses:
+                if arg.ref == 1:
+                    push(arg)
+                elif arg in uses:
                     uses[arg] += 1
                 else:
                     uses[arg] = 1
-                    stack.append(arg)
+                    push(arg)
     return uses
 
 
@@ -117,32 +146,55 @@ def _release(node: Tracked, stop, uses, ready) -> None:
         return
     for arg in node.f.args:
         if type(arg) is Tracked:
-            uses[arg] -= 1
-            if uses[arg] == 0:
+            left = uses.get(arg)
+            if left is None or left == 1:
                 ready.append(arg)
+            if left is not None:
+                uses[arg] = left - 1
 
 
-def _pullback(node: Tracked, g, nest: bool, who: str) -> tuple:
-    """What the node's rule sends to each argument for the sensitivity ``g``."""
+def _pullback(node: Tracked, g, nest: bool) -> list:
+    """What the node's rule sends to each argument for the sensitivity ``g``.
+
+    Plain walks of unary and binary calls without settings (most of any tape) skip the general loop.
+    """
     call = node.f
-    if call.back is not None:
-        return _custom(node, g, nest)
-    op = call.func
-    rules = op.rule
+    rules = call.func.rule
+    args = call.args
+    kwargs = call.kwargs
     if nest:
         ans = _wrap(node)
-        xs = [_wrap(a) if type(a) is Tracked else a for a in call.args]
+        xs = [_wrap(a) if type(a) is Tracked else a for a in args]
     else:
+        n = len(args)
+        if n == 1 and not kwargs:
+            x = args[0]
+            if type(x) is Tracked and rules and rules[0] is not None:
+                return [rules[0](g, node.data, x.data)]
+            return [None]
+        if n == 2 and not kwargs and len(rules) == 2:
+            x, y = args
+            first, second = rules
+            ans = node.data
+            if type(x) is Tracked:
+                a = x.data
+                if type(y) is Tracked:
+                    b = y.data
+                    return [
+                        None if first is None else first(g, ans, a, b),
+                        None if second is None else second(g, ans, a, b),
+                    ]
+                return [None if first is None else first(g, ans, a, y), None]
+            if type(y) is Tracked:
+                return [None, None if second is None else second(g, ans, x, y.data)]
+            return [None, None]
         ans = node.data
-        xs = [a.data if type(a) is Tracked else a for a in call.args]
-    kwargs = call.kwargs
-    sent = []
-    for i, arg in enumerate(call.args):
-        if type(arg) is Tracked and i < len(rules) and rules[i] is not None:
-            sent.append(rules[i](g, ans, *xs, **kwargs))
-        else:
-            sent.append(None)
-    return sent
+        xs = [a.data if type(a) is Tracked else a for a in args]
+    n = len(rules)
+    return [
+        rules[i](g, ans, *xs, **kwargs) if type(arg) is Tracked and i < n and rules[i] is not None else None
+        for i, arg in enumerate(args)
+    ]
 
 
 def _custom(node: Tracked, g, nest: bool) -> tuple:
@@ -189,8 +241,10 @@ def seed(y, Δ, who: str, nest: bool = False):
     value = data(y)
     shape = tuple(getattr(value, "shape", ()))
     if Δ is None:
-        if shape == () or _size(shape) == 1:
-            return 1.0 if shape == () else namespace(value).ones_like(value)
+        if shape == ():  # 1 of y's own precision: a float32 loss back-propagates in float32
+            return 1.0 if isinstance(value, float) or not hasattr(value, "dtype") else value.dtype.type(1)
+        if _size(shape) == 1:
+            return namespace(value).ones_like(value)
         raise ValueError(
             f"{who}: y has shape {shape}; pass a sensitivity Δ of that shape (or reduce y to a scalar first)"
         )

@@ -8,7 +8,8 @@ from ..tracked import data
 
 def shape(x) -> tuple:
     """The shape of a plain or tracked value (``()`` for Python numbers)."""
-    return tuple(getattr(data(x), "shape", ()))
+    s = getattr(x, "shape", ())  # tracked values and arrays both have one
+    return s if type(s) is tuple else tuple(s)
 
 
 def ns(*values):
@@ -22,6 +23,8 @@ def unbroadcast(x, g):
     The one place where broadcasting is undone: leading axes that broadcasting added are summed
     away, and axes where ``x`` had size 1 are summed with the size kept.
     """
+    if type(g) is float:  # a Python float is the sensitivity of a scalar result, so x was a scalar too
+        return g
     target = shape(x)
     have = shape(g)
     if have == target:

@@ -1,0 +1,157 @@
+"""MLP 784-256-256-10 with tanh and softmax cross-entropy, batch 128: one forward and backward step.
+
+The softmax is shifted by the row maximum (a constant: it changes no gradient) to keep ``exp`` finite.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ._peers import need
+from .workload import Workload
+
+SIZES = (784, 256, 256, 10)
+
+
+def problem(dtype: str, smoke: bool):
+    sizes = (12, 8, 8, 4) if smoke else SIZES
+    batch = 6 if smoke else 128
+    rng = np.random.default_rng(0)
+    params = []
+    for n_in, n_out in itertools.pairwise(sizes):
+        params.append((rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(dtype))
+        params.append((0.1 * rng.standard_normal(n_out)).astype(dtype))
+    X = rng.standard_normal((batch, sizes[0])).astype(dtype)
+    labels = rng.integers(0, sizes[-1], batch)
+    Y = np.eye(sizes[-1], dtype=dtype)[labels]
+    return params, X, Y
+
+
+def floor(size):
+    """Hand-written NumPy backprop."""
+    params, X, Y = size
+
+    def run():
+        W1, b1, W2, b2, W3, b3 = params
+        h1 = np.tanh(X @ W1 + b1)
+        h2 = np.tanh(h1 @ W2 + b2)
+        z = h2 @ W3 + b3
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        p = e / e.sum(axis=1, keepdims=True)
+        n = X.shape[0]
+        dz = (p - Y) / n
+        dW3, db3 = h2.T @ dz, dz.sum(axis=0)
+        dh2 = (dz @ W3.T) * (1 - h2 * h2)
+        dW2, db2 = h1.T @ dh2, dh2.sum(axis=0)
+        dh1 = (dh2 @ W2.T) * (1 - h1 * h1)
+        dW1, db1 = X.T @ dh1, dh1.sum(axis=0)
+        return [dW1, db1, dW2, db2, dW3, db3]
+
+    return run
+
+
+def trackerlab_loss(tl, params, X, Y):
+    W1, b1, W2, b2, W3, b3 = params
+    h1 = tl.tanh(X @ W1 + b1)
+    h2 = tl.tanh(h1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    z = z - tl.data(z).max(axis=1, keepdims=True)
+    log_norm = tl.log(tl.sum(tl.exp(z), axis=1))
+    return tl.mean(log_norm - tl.sum(z * Y, axis=1))
+
+
+def trackerlab(size):
+    """Flux's training step: ``back_`` from the loss, read each parameter's ``.grad``."""
+    import trackerlab as tl
+
+    params, X, Y = size
+    ps = [tl.param(p) for p in params]
+
+    def run():
+        tl.zero_grad_(ps)
+        tl.back_(trackerlab_loss(tl, ps, X, Y))
+        return [p.grad for p in ps]
+
+    return run
+
+
+def trackerlab_gradient(size):
+    """``gradient(loss, Params(...))``: gradients returned tracked, ready for nested AD."""
+    import trackerlab as tl
+
+    params, X, Y = size
+    ps = tl.Params([tl.param(p) for p in params])
+
+    def run():
+        gs = tl.gradient(lambda: trackerlab_loss(tl, ps, X, Y), ps)
+        return [tl.data(g) for g in gs.values()]
+
+    return run
+
+
+def pytorch(size):
+    torch = need("torch")
+    params, X, Y = size
+    ps = [torch.tensor(p, requires_grad=True) for p in params]
+    Xt, Yt = torch.tensor(X), torch.tensor(Y)
+
+    def run():
+        for p in ps:
+            p.grad = None
+        W1, b1, W2, b2, W3, b3 = ps
+        h1 = torch.tanh(Xt @ W1 + b1)
+        h2 = torch.tanh(h1 @ W2 + b2)
+        z = h2 @ W3 + b3
+        loss = torch.mean(torch.logsumexp(z, dim=1) - torch.sum(z * Yt, dim=1))
+        loss.backward()
+        return [p.grad.numpy() for p in ps]
+
+    return run
+
+
+def autograd(size):
+    ag = need("autograd")
+    anp = need("autograd.numpy")
+    params, X, Y = size
+
+    def loss(ps):
+        W1, b1, W2, b2, W3, b3 = ps
+        h1 = anp.tanh(anp.dot(X, W1) + b1)
+        h2 = anp.tanh(anp.dot(h1, W2) + b2)
+        z = anp.dot(h2, W3) + b3
+        z = z - anp.max(z, axis=1, keepdims=True)
+        return anp.mean(anp.log(anp.sum(anp.exp(z), axis=1)) - anp.sum(z * Y, axis=1))
+
+    dloss = ag.grad(loss)
+
+    def run():
+        return list(dloss(list(params)))
+
+    return run
+
+
+def workload(smoke: bool, dtype: str) -> Workload:
+    target = 1.10 if dtype == "float64" else 1.15
+    return Workload(
+        name=f"MLP {dtype}",
+        detail="784-256-256-10, batch 128" if not smoke else "tiny",
+        unit="ms",
+        per=1,
+        target=f"≤ {target:.2f}×",
+        target_value=target,
+        target_kind="ratio",
+        size=problem(dtype, smoke),
+        implementations={
+            "floor": floor,
+            "trackerlab": trackerlab,
+            "trackerlab gradient()": trackerlab_gradient,
+            "pytorch": pytorch,
+            "autograd": autograd,
+        },
+        rtol=1e-6 if dtype == "float64" else 2e-3,
+        atol=1e-9 if dtype == "float64" else 1e-5,
+        repeats=21,
+    )

@@ -1,0 +1,149 @@
+"""The suite's one command: ``python -m benchmarks [--smoke] [--only NAME] [--repeats N]``.
+
+Every implementation of a workload first proves its gradients equal the floor's; then the implementations
+are timed interleaved (one run of each, in turn, ``repeats`` times), and the table reports medians and the
+ratio to the floor. A peer that is not installed is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from . import deep_chain, hvp, logreg, mlp, scalar_chain
+from ._peers import Skipped
+from .footprint import import_time, memory_rows
+
+WORKLOADS = {
+    "scalar": scalar_chain.workload,
+    "mlp64": lambda smoke: mlp.workload(smoke, "float64"),
+    "mlp32": lambda smoke: mlp.workload(smoke, "float32"),
+    "deep": deep_chain.workload,
+    "hvp": hvp.workload,
+    "logreg": logreg.workload,
+}
+
+
+class GradientMismatch(AssertionError):
+    """An implementation's gradients differ from the floor's."""
+
+
+def check(name: str, workload, got, want) -> None:
+    """Raise ``GradientMismatch`` unless ``got`` matches the floor's gradients ``want``."""
+    if len(got) != len(want):
+        raise GradientMismatch(f"{workload.name}: {name} returned {len(got)} gradients, the floor {len(want)}")
+    for i, (a, b) in enumerate(zip(got, want)):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            raise GradientMismatch(f"{workload.name}: {name}'s gradient {i} has shape {a.shape}, the floor's {b.shape}")
+        if not np.allclose(a, b, rtol=workload.rtol, atol=workload.atol):
+            error = float(np.max(np.abs(a - b)))
+            raise GradientMismatch(
+                f"{workload.name}: {name}'s gradient {i} differs from the floor's by up to {error:.3g}"
+            )
+
+
+def measure(workload, repeats: int | None = None, log=print) -> list[dict]:
+    """Verify every implementation against the floor, then time them interleaved; one row per implementation."""
+    repeats = repeats or workload.repeats
+    runs, rows = {}, {}
+    want = None
+    for name, make in workload.implementations.items():
+        try:
+            run = make(workload.size)
+            got = run()
+        except Skipped as why:
+            rows[name] = {"name": name, "skipped": str(why)}
+            continue
+        if name == "floor":
+            want = got
+        else:
+            check(name, workload, got, want)
+        runs[name] = run
+        rows[name] = {"name": name, "times": [], "verified": name != "floor"}
+    order = list(runs)
+    for r in range(repeats):
+        shift = r % len(order)
+        for name in order[shift:] + order[:shift]:  # rotate so that no one always runs first
+            gc.collect()
+            start = time.perf_counter()
+            runs[name]()
+            rows[name]["times"].append(time.perf_counter() - start)
+    floor_time = statistics.median(rows["floor"]["times"])
+    for row in rows.values():
+        if "times" in row:
+            row["median"] = statistics.median(row["times"])
+            row["per_op_us"] = row["median"] / workload.per * 1e6
+            row["ratio"] = row["median"] / floor_time
+    log(f"  {workload.name}: done ({repeats} interleaved repeats)")
+    return list(rows.values())
+
+
+def verdict(workload, row) -> str:
+    if "median" not in row or row["name"] != "trackerlab":
+        return ""
+    value = row["per_op_us"] if workload.target_kind == "per_op" else row["ratio"]
+    if value <= workload.target_value:
+        return "met"
+    return f"misses by {value / workload.target_value:.2f}×"
+
+
+def format_time(workload, row) -> str:
+    if "median" not in row:
+        return "skipped"
+    if workload.unit == "µs/op":
+        return f"{row['per_op_us']:.2f} µs/op"
+    return f"{row['median'] * 1e3:.3f} ms"
+
+
+def table(results) -> str:
+    lines = [
+        "| workload | implementation | median | ratio to floor | target | trackerlab |",
+        "|---|---|---|---|---|---|",
+    ]
+    for workload, rows in results:
+        for i, row in enumerate(rows):
+            label = f"{workload.name} ({workload.detail})" if i == 0 else ""
+            ratio = f"{row['ratio']:.2f}×" if "ratio" in row else "—"
+            target = workload.target if row["name"] == "trackerlab" else ""
+            lines.append(
+                f"| {label} | {row['name']} | {format_time(workload, row)} | {ratio} | {target} | "
+                f"{verdict(workload, row)} |"
+            )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, two repeats: checks that everything runs")
+    parser.add_argument("--only", action="append", choices=[*WORKLOADS, "memory", "import"], help="run only these")
+    parser.add_argument("--repeats", type=int, default=None, help="timed runs per implementation (median reported)")
+    args = parser.parse_args(argv)
+    chosen = args.only or [*WORKLOADS, "memory", "import"]
+    repeats = 2 if args.smoke and args.repeats is None else args.repeats
+    print(f"trackerlab benchmarks ({'smoke' if args.smoke else 'full'} sizes), Python {sys.version.split()[0]}")
+    results = []
+    for key in chosen:
+        if key in WORKLOADS:
+            workload = WORKLOADS[key](args.smoke)
+            results.append((workload, measure(workload, repeats)))
+    if results:
+        print()
+        print(table(results))
+        for workload, rows in results:
+            for row in rows:
+                if "skipped" in row:
+                    print(f"  {workload.name}: {row['name']} skipped: {row['skipped']}")
+    if "memory" in chosen:
+        print()
+        print(memory_rows(args.smoke))
+    if "import" in chosen:
+        print()
+        print(import_time(args.smoke))
+    return 0

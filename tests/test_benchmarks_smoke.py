@@ -1,0 +1,120 @@
+"""The benchmark suite at tiny sizes: every workload runs, and every implementation's gradients are
+checked against the floor's (no timing is asserted)."""
+
+import numpy as np
+import pytest
+
+from benchmarks import run as suite
+from benchmarks._peers import Skipped
+from benchmarks.footprint import deep_chain_memory, import_time
+from benchmarks.workload import Workload
+
+
+@pytest.mark.parametrize("key", list(suite.WORKLOADS))
+def test_each_workload_runs_and_every_implementation_matches_the_floor(key):
+    workload = suite.WORKLOADS[key](True)
+    rows = suite.measure(workload, repeats=1, log=lambda *_: None)
+    names = [row["name"] for row in rows]
+    assert names[0] == "floor" and "trackerlab" in names
+    for row in rows:
+        if "skipped" in row:
+            continue
+        assert len(row["times"]) == 1 and row["times"][0] > 0
+        assert row["verified"] is (row["name"] != "floor")
+    trackerlab = next(row for row in rows if row["name"] == "trackerlab")
+    assert "median" in trackerlab  # trackerlab itself is never skipped
+
+
+def test_the_floors_gradients_are_right():
+    """The floors are hand-written: check them against finite differences once, at tiny sizes."""
+    from benchmarks import deep_chain, hvp, scalar_chain
+
+    def scalar_f(x, blocks):
+        t = 0.0
+        for _ in range(blocks):
+            t = np.tanh(np.log(np.exp(np.sin(t) * 0.5 + x)))
+        return t
+
+    h = 1e-6
+    (dx,) = scalar_chain.floor(5)()
+    assert dx == pytest.approx((scalar_f(0.3 + h, 5) - scalar_f(0.3 - h, 5)) / (2 * h), rel=1e-6)
+    (dx,) = deep_chain.floor(5)()
+    x = deep_chain.start()
+    assert dx[3] == pytest.approx(
+        (scalar_f(x[3] + h, 5) - scalar_f(x[3] - h, 5)) / (2 * h), rel=1e-6
+    )  # elementwise: one coordinate
+    A, x, v = hvp.problem(True)
+    (hv,) = hvp.floor((A, x, v))()
+
+    def grad(x):
+        t = np.tanh(A @ x)
+        return A.T @ (2 * t * (1 - t * t))
+
+    np.testing.assert_allclose(hv, (grad(x + h * v) - grad(x - h * v)) / (2 * h), rtol=1e-5, atol=1e-8)
+
+
+def toy(impls):
+    return Workload(
+        name="toy",
+        detail="",
+        unit="ms",
+        per=1,
+        target="≤ 2×",
+        target_value=2.0,
+        target_kind="ratio",
+        size=None,
+        implementations=impls,
+    )
+
+
+def test_a_wrong_gradient_is_caught_before_timing():
+    workload = toy(
+        {
+            "floor": lambda size: lambda: [np.array([1.0, 2.0])],
+            "trackerlab": lambda size: lambda: [np.array([1.0, 2.5])],
+        }
+    )
+    with pytest.raises(
+        suite.GradientMismatch, match=r"toy: trackerlab's gradient 0 differs from the floor's by up to 0\.5"
+    ):
+        suite.measure(workload, repeats=1, log=lambda *_: None)
+    workload = toy({"floor": lambda size: lambda: [np.zeros(2)], "trackerlab": lambda size: lambda: [np.zeros(3)]})
+    with pytest.raises(suite.GradientMismatch, match=r"has shape \(3,\), the floor's \(2,\)"):
+        suite.measure(workload, repeats=1, log=lambda *_: None)
+
+
+def test_a_missing_peer_is_reported_as_skipped():
+    def missing(size):
+        raise Skipped("nopeer is not installed")
+
+    workload = toy({"floor": lambda size: lambda: [1.0], "trackerlab": lambda size: lambda: [1.0], "nopeer": missing})
+    rows = suite.measure(workload, repeats=2, log=lambda *_: None)
+    text = suite.table([(workload, rows)])
+    assert "| nopeer | skipped |" in text
+    assert "| toy () | floor |" in text and "1.00×" in text
+
+
+def test_the_table_gives_the_verdict_against_the_target():
+    workload = toy({})
+    rows = [
+        {"name": "floor", "median": 1.0, "per_op_us": 1e6, "ratio": 1.0},
+        {"name": "trackerlab", "median": 3.0, "per_op_us": 3e6, "ratio": 3.0},
+    ]
+    assert "misses by 1.50×" in suite.table([(workload, rows)])
+    rows[1]["ratio"] = 1.5
+    assert "| met |" in suite.table([(workload, rows)])
+
+
+def test_memory_and_import_are_measured_in_fresh_processes():
+    result = deep_chain_memory("trackerlab", 60)
+    assert result["peak"] >= 0 and result["per_node"] > 100  # a node, its call and a 16-vector
+    line = import_time(smoke=True)
+    assert line.startswith("import trackerlab (fresh process, median of 3): ")
+    assert "packages loaded: none" in line
+
+
+def test_the_command_line_runs_one_workload(capsys):
+    assert suite.main(["--smoke", "--only", "scalar"]) == 0
+    out = capsys.readouterr().out
+    assert "| scalar chain (60 mixed scalar ops) | floor |" in out
+    assert "| trackerlab |" in out

@@ -1,0 +1,136 @@
+"""The engine's fast paths give the same answers as the general ones: use counting from ``ref``, the
+leaves-only walk of ``back_``/``gradient``, the unary and binary recording paths, float32 seeds."""
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+from trackerlab.walk import _count_uses
+
+
+def test_a_node_also_used_off_the_walked_tape_is_released_by_its_walked_use():
+    x = tl.param(2.0)
+    z = x * 3.0
+    _unwalked = z * 5.0  # z has ref 2, but only one of its uses is reachable from y
+    y = tl.sin(z) + 1.0
+    assert z.tracker.ref == 2
+    steps = list(tl.backprop_steps(y))
+    assert [s.op for s in steps] == ["add", "sin", "multiply", "param"]
+    assert steps[-1].delta == pytest.approx(3 * np.cos(6.0))
+
+
+def test_uses_are_counted_only_for_nodes_with_several_uses():
+    x = tl.param(0.5)
+    y = x
+    for _ in range(1000):
+        y = tl.sin(y)
+    shared = tl.exp(y)
+    out = shared * shared + x
+    uses = _count_uses(out.tracker, set())
+    assert uses == {shared.tracker: 2, x.tracker: 2}  # the 1,000 nodes of the chain are not in it
+    tl.back_(out)
+    chain = 1.0
+    value = 0.5
+    for _ in range(1000):
+        chain *= np.cos(value)
+        value = np.sin(value)
+    assert x.grad == pytest.approx(2 * np.exp(2 * value) * chain + 1.0)
+
+
+def test_a_node_built_by_hand_counts_as_a_use():
+    x = tl.param(3.0)
+    a = x * 2.0
+    by_hand = tl.Tracked(tl.Call(tl.multiply, a, a), 36.0)
+    assert a.tracker.ref == 2
+    y = by_hand.value() + 0.0
+    tl.back_(y)
+    assert x.grad == pytest.approx(2 * 6.0 * 2.0)
+
+
+def test_the_walk_replays_identically_after_a_nested_walk_added_uses():
+    x = tl.param(1.5)
+    y = tl.sin(x) * tl.exp(x)
+    first = [(s.op, float(tl.data(s.delta))) for s in tl.backprop_steps(y)]
+    list(tl.backprop_steps(y, nest=True))  # records pullbacks: the refs of y's nodes grow
+    assert x.tracker.ref > 2
+    assert [(s.op, float(tl.data(s.delta))) for s in tl.backprop_steps(y)] == first
+
+
+def test_leaves_only_walks_agree_with_the_full_walk():
+    x, w = tl.param(np.array([1.0, -2.0, 0.5])), tl.param(0.7)
+    y = tl.sum(tl.tanh(x * w) * x)
+    full = {s.node: s.delta for s in tl.backprop_steps(y) if s.isleaf}
+    leaves = list(tl.backprop_steps(y, _leaves_only=True))
+    assert all(s.isleaf for s in leaves) and len(leaves) == 2
+    for s in leaves:
+        np.testing.assert_allclose(s.delta, full[s.node])
+    all_steps = list(tl.backprop_steps(y))
+    assert [s.index for s in leaves] == [s.index for s in all_steps if s.isleaf]  # indices count every node
+    gx, gw = tl.gradient(lambda x, w: tl.sum(tl.tanh(x * w) * x), tl.data(x), 0.7)
+    np.testing.assert_allclose(tl.data(gx), full[x.tracker])
+    assert tl.data(gw) == pytest.approx(full[w.tracker])
+
+
+def test_a_float32_loss_back_propagates_in_float32():
+    W = tl.param(np.ones((3, 2), dtype=np.float32))
+    X = np.arange(6, dtype=np.float32).reshape(2, 3) / 10
+    loss = tl.mean(tl.tanh(X @ W))
+    assert tl.data(loss).dtype == np.float32
+    steps = list(tl.backprop_steps(loss))
+    assert steps[0].delta == 1 and steps[0].delta.dtype == np.float32
+    tl.back_(loss)
+    assert W.grad.dtype == np.float32
+    t = np.tanh(X.astype(np.float64) @ np.ones((3, 2)))
+    np.testing.assert_allclose(W.grad, X.T @ ((1 - t * t) / 4), rtol=1e-5)
+
+
+def test_a_float64_scalar_loss_is_seeded_with_a_python_float():
+    x = tl.param(2.0)
+    (step, *_) = tl.backprop_steps(x * x)
+    assert type(step.delta) is float and step.delta == 1.0
+
+
+def test_unary_and_binary_calls_convert_lists_and_name_the_operation_in_errors():
+    x = tl.param([1.0, 2.0])
+    np.testing.assert_allclose(tl.data(tl.add(x, [10.0, 20.0])), [11.0, 22.0])
+    np.testing.assert_allclose(tl.data(tl.add([10.0, 20.0], x)), [11.0, 22.0])
+    np.testing.assert_allclose(tl.exp([0.0, 1.0]), [1.0, np.e])
+    assert tl.multiply(2.0, 3.0) == 6.0
+    with pytest.raises(ValueError, match=r"add: .*\(operand shapes \(2,\), \(3,\)\)"):
+        tl.add(x, np.ones(3))
+    with pytest.raises(ValueError, match=r"matmul: .*\(operand shapes \(2,\), \(3, 1\)\)"):
+        tl.matmul(x, np.ones((3, 1)))
+    total = tl.sum(tl.param(np.ones((2, 3))), axis=0)
+    np.testing.assert_array_equal(tl.data(total), [2.0, 2.0, 2.0])
+    assert total.tracker.f.kwargs == {"axis": 0}
+
+
+def test_recording_keeps_ref_counts_and_settings_out_of_the_tape():
+    x = tl.param(np.ones((2, 3)))
+    y = tl.reshape(x, (3, 2))
+    assert y.tracker.f.args == (x.tracker, (3, 2)) and x.tracker.ref == 1
+    z = x * x
+    assert z.tracker.f.args == (x.tracker, x.tracker) and x.tracker.ref == 3
+    assert z.tracker.f.kwargs == {}
+    with tl.no_grad():
+        assert not tl.istracked(tl.sin(x)) and not tl.istracked(x + x)
+    assert x.tracker.ref == 3
+
+
+def test_operations_is_a_read_only_view():
+    from trackerlab.ops import operations
+
+    ops = operations()
+    assert ops["sin"] is tl.sin
+    with pytest.raises(TypeError):
+        ops["sin"] = None
+
+
+def test_a_deep_array_chain_of_a_million_operations_completes():
+    x = tl.param(np.zeros(2))
+    y = x
+    for _ in range(1_000_000):
+        y = y + 1.0
+    tl.back_(y, 1.0)
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+    np.testing.assert_array_equal(tl.data(y), [1e6, 1e6])
