@@ -54,6 +54,22 @@ def trackerlab(blocks: int):
     return run
 
 
+def trackerlab_gradient(blocks: int):
+    """The same chain through ``gradient``: its result is tracked, ready to be differentiated again."""
+    import trackerlab as tl
+
+    def chain(x):
+        t = 0.0
+        for _ in range(blocks):
+            t = tl.tanh(tl.log(tl.exp(tl.sin(t) * 0.5 + x)))
+        return t
+
+    def run():
+        return [tl.data(tl.gradient(chain, X)[0])]
+
+    return run
+
+
 def micrograd(blocks: int):
     Value = micrograd_value()
 
@@ -120,6 +136,7 @@ def workload(smoke: bool) -> Workload:
         implementations={
             "floor": floor,
             "trackerlab": trackerlab,
+            "trackerlab gradient()": trackerlab_gradient,
             "micrograd": micrograd,
             "pytorch": pytorch,
             "autograd": autograd,

@@ -134,3 +134,51 @@ def test_a_deep_array_chain_of_a_million_operations_completes():
     tl.back_(y, 1.0)
     np.testing.assert_array_equal(x.grad, [1.0, 1.0])
     np.testing.assert_array_equal(tl.data(y), [1e6, 1e6])
+
+
+# ---------------------------------------------------------------- backward passes recorded only when needed
+
+
+def test_a_self_contained_gradient_is_one_tape_node_that_differentiates_by_replaying():
+    g = tl.gradient(lambda x: x**3, 2.0)[0]
+    assert g == 12.0 and g.tracker.f.name == "gradient"
+    (x_node,) = g.tracker.f.args
+    assert x_node.isleaf and x_node.data == 2.0
+    steps = list(tl.backprop_steps(g))
+    assert [s.op for s in steps] == ["gradient", "param"] and steps[1].delta == pytest.approx(12.0)
+    assert g.tracker.f() == pytest.approx(12.0)  # re-running the tape entry recomputes the gradient
+
+
+def test_derivatives_of_every_order_through_deferred_gradients():
+    d = lambda f: lambda x: tl.gradient(f, x)[0]
+    quartic = lambda x: x**4
+    assert tl.data(d(quartic)(2.0)) == pytest.approx(32.0)
+    assert tl.data(d(d(quartic))(2.0)) == pytest.approx(48.0)
+    assert tl.data(d(d(d(quartic)))(2.0)) == pytest.approx(48.0)
+    assert tl.data(d(d(d(d(quartic))))(2.0)) == pytest.approx(24.0)
+    third = d(d(d(quartic)))(2.0)
+    tl.back_(third)  # the deferred result of the outermost call differentiates once more
+    assert third.tracker.f.args[0].grad == pytest.approx(24.0)
+
+
+def test_a_gradient_that_reaches_an_outer_parameter_is_recorded_eagerly():
+    W = tl.param(3.0)
+    g = tl.gradient(lambda x: W * x * x, 1.0)[0]
+    assert g.tracker.f.name != "gradient"
+    tl.back_(g)  # d/dW of 2 W x at x = 1
+    assert W.grad == pytest.approx(2.0)
+    V = tl.param(5.0)
+    h = tl.gradient(lambda x: tl.hook(lambda Δ: Δ * V, x) * 2.0, 1.0)[0]
+    assert tl.data(h) == pytest.approx(10.0)
+    tl.back_(h)  # the custom pullback closes over V: recorded eagerly too
+    assert V.grad == pytest.approx(2.0)
+
+
+def test_the_hessian_vector_product_of_the_benchmark_by_deferred_and_eager_paths():
+    rng = np.random.default_rng(3)
+    A, x, v = rng.standard_normal((4, 4)), rng.standard_normal(4), rng.standard_normal(4)
+    f = lambda x: tl.sum(tl.tanh(A @ x) ** 2)
+    (hv,) = tl.gradient(lambda x: tl.sum(tl.gradient(f, x)[0] * v), x)
+    t = np.tanh(A @ x)
+    np.testing.assert_allclose(tl.data(hv), A.T @ ((2 - 6 * t * t) * (1 - t * t) * (A @ v)), rtol=1e-10)
+    np.testing.assert_allclose(tl.hessian(f, x) @ v, tl.data(hv), rtol=1e-10)

@@ -79,6 +79,17 @@ def _library(value) -> str:
     return type(value).__module__.split(".")[0]
 
 
+# Libraries whose arrays answer NotImplemented to an operand they do not know (NumPy through
+# __array_ufunc__, CuPy through __array_priority__), so that `array * tracked` reaches the tracked value.
+_DEFERRING = frozenset({"numpy", "cupy", "builtins"})
+
+
+def defers(value) -> bool:
+    """Whether ``value op tracked`` hands the operation to the tracked value (Python numbers, NumPy and
+    CuPy arrays do; array-API-strict arrays raise instead)."""
+    return type(value).__module__.split(".")[0] in _DEFERRING
+
+
 def device_of(value) -> str:
     """A short description of where ``value`` lives: ``cpu`` or the library's device name."""
     if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):

@@ -1,4 +1,9 @@
-"""Operators and array methods of tracked values, bound to the operations (``x * y`` is ``tl.multiply``)."""
+"""Operators and array methods of tracked values, bound to the operations (``x * y`` is ``tl.multiply``,
+``x.max(axis=0)`` is ``tl.max``), with NumPy's method signatures.
+
+``OPERATORS`` and ``METHODS`` name the operation behind each, for the generated table of operations.
+Methods that are not differentiable (``argmax``, ``round``, ``all``, …) give plain results.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from . import numpy_protocol
 from .rules import elementwise as E
 from .rules import indexing as I
 from .rules import linalg as L
+from .rules import matrices as M
 from .rules import reductions as R
 from .rules import shape as S
+from .rules._util import array, ns
 from .tracked import TrackedArray, _TrackedValue, data
 
 
@@ -26,49 +33,138 @@ def _compare(compare):
     return lambda self, other: compare(self.tracker.data, data(other))
 
 
-def _reshape(self, *shape):
-    return S.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+def _no(method: str, **options) -> None:
+    for option, value in options.items():
+        if value is not None:
+            raise TypeError(f"{method}: {option}= is not supported on tracked values")
+
+
+def _shape_arg(shape: tuple):
+    """``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` alike."""
+    return shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+
+
+def _reshape(self, *shape, order="C"):
+    return S.reshape(self, _shape_arg(shape)) if order == "C" else S.reshape(self, _shape_arg(shape), order)
 
 
 def _transpose(self, *axes):
-    if not axes:
-        return S.transpose(self)
-    return S.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes)
+    return S.transpose(self) if not axes else S.transpose(self, _shape_arg(axes))
 
 
+def _reduction(op):
+    def method(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no(op.name, dtype=dtype, out=out)
+        return op(self, axis=axis, keepdims=keepdims)
+
+    return method
+
+
+def _extremum(op):
+    def method(self, axis=None, out=None, keepdims=False):
+        _no(op.name, out=out)
+        return op(self, axis=axis, keepdims=keepdims)
+
+    return method
+
+
+def _moment(op):
+    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        _no(op.name, dtype=dtype, out=out)
+        return op(self, axis=axis, ddof=ddof, keepdims=keepdims) if ddof else op(self, axis=axis, keepdims=keepdims)
+
+    return method
+
+
+def _cumsum(self, axis=None, dtype=None, out=None):
+    _no("cumsum", dtype=dtype, out=out)
+    return R.cumsum(self, axis=axis)
+
+
+def _clip(self, min=None, max=None):  # noqa: A002  (NumPy's argument names)
+    return E.clip(self, min, max)
+
+
+def _plain(name: str):
+    """A method that is not differentiable: the backend's function on the plain data."""
+
+    def method(self, *args, **kwargs):
+        value = array(data(self))
+        return getattr(ns(value), name)(value, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _setitem(self, index, value):
+    raise TypeError(
+        "a tracked array cannot be assigned to in place (x[i] = v); build the new value instead, "
+        "e.g. with tl.where, tl.concatenate or tl.pad"
+    )
+
+
+def _remainder(self, other):
+    raise TypeError("remainder (x % y): trackerlab has no gradient rule for it; apply it to tl.data(x) instead")
+
+
+# name → (the operation behind it, the function); the operation's name goes into docs/operations.md
 _OPERATORS = {
-    "__add__": _binary(E.add),
-    "__radd__": _reflected(E.add),
-    "__sub__": _binary(E.subtract),
-    "__rsub__": _reflected(E.subtract),
-    "__mul__": _binary(E.multiply),
-    "__rmul__": _reflected(E.multiply),
-    "__truediv__": _binary(E.divide),
-    "__rtruediv__": _reflected(E.divide),
-    "__pow__": _binary(E.power),
-    "__rpow__": _reflected(E.power),
-    "__matmul__": _binary(L.matmul),
-    "__rmatmul__": _reflected(L.matmul),
-    "__neg__": lambda self: E.negative(self),
-    "__pos__": lambda self: self,
-    "__getitem__": lambda self, index: I.getitem(self, _index(index)),
-    "__lt__": _compare(operator.lt),
-    "__le__": _compare(operator.le),
-    "__gt__": _compare(operator.gt),
-    "__ge__": _compare(operator.ge),
-    "__eq__": _compare(operator.eq),
-    "__ne__": _compare(operator.ne),
-    "sum": lambda self, axis=None, keepdims=False: R.sum(self, axis=axis, keepdims=keepdims),
-    "mean": lambda self, axis=None, keepdims=False: R.mean(self, axis=axis, keepdims=keepdims),
-    "reshape": _reshape,
-    "transpose": _transpose,
-    "T": property(lambda self: S.transpose(self)),
-    "__array_ufunc__": lambda self, ufunc, method, *inputs, **kwargs: numpy_protocol.array_ufunc(
-        ufunc, method, *inputs, **kwargs
-    ),
-    "__array_function__": lambda self, func, types, args, kwargs: numpy_protocol.array_function(
-        func, types, args, kwargs
-    ),
+    "__add__": ("add", _binary(E.add)),
+    "__radd__": ("add", _reflected(E.add)),
+    "__sub__": ("subtract", _binary(E.subtract)),
+    "__rsub__": ("subtract", _reflected(E.subtract)),
+    "__mul__": ("multiply", _binary(E.multiply)),
+    "__rmul__": ("multiply", _reflected(E.multiply)),
+    "__truediv__": ("divide", _binary(E.divide)),
+    "__rtruediv__": ("divide", _reflected(E.divide)),
+    "__pow__": ("power", _binary(E.power)),
+    "__rpow__": ("power", _reflected(E.power)),
+    "__matmul__": ("matmul", _binary(L.matmul)),
+    "__rmatmul__": ("matmul", _reflected(L.matmul)),
+    "__neg__": ("negative", lambda self: E.negative(self)),
+    "__pos__": ("positive", lambda self: self),
+    "__abs__": ("abs", lambda self: E.abs(self)),
+    "__getitem__": ("getitem", lambda self, index: I.getitem(self, _index(index))),
+}
+_METHODS = {
+    "sum": ("sum", _reduction(R.sum)),
+    "mean": ("mean", _reduction(R.mean)),
+    "prod": ("prod", _reduction(R.prod)),
+    "max": ("max", _extremum(R.max)),
+    "min": ("min", _extremum(R.min)),
+    "var": ("var", _moment(R.var)),
+    "std": ("std", _moment(R.std)),
+    "cumsum": ("cumsum", _cumsum),
+    "reshape": ("reshape", _reshape),
+    "flatten": ("reshape", lambda self, order="C": S.reshape(self, (-1,))),
+    "ravel": ("ravel", lambda self, order="C": S.ravel(self)),
+    "transpose": ("transpose", _transpose),
+    "T": ("transpose", property(lambda self: S.transpose(self))),
+    "mT": ("swapaxes", property(lambda self: S.swapaxes(self, -1, -2))),
+    "swapaxes": ("swapaxes", lambda self, axis1, axis2: S.swapaxes(self, axis1, axis2)),
+    "squeeze": ("squeeze", lambda self, axis=None: S.squeeze(self, axis)),
+    "repeat": ("repeat", lambda self, repeats, axis=None: S.repeat(self, repeats, axis)),
+    "copy": ("copy", lambda self, order="C": S.copy(self)),
+    "clip": ("clip", _clip),
+    "astype": ("astype", lambda self, dtype, copy=True: E.astype(self, dtype)),
+    "take": ("take", lambda self, indices, axis=None: I.take(self, indices, axis)),
+    "dot": ("dot", lambda self, other: L.dot(self, other)),
+    "trace": ("trace", lambda self, offset=0, axis1=0, axis2=1: M.trace(self, offset, axis1, axis2)),
+    "diagonal": ("diagonal", lambda self, offset=0, axis1=0, axis2=1: M.diagonal(self, offset, axis1, axis2)),
+}
+_NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "nonzero", "all", "any", "round")
+
+# for the generated documentation: each operator and method, by the operation behind it
+OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
+METHODS = {name: op for name, (op, _) in _METHODS.items()}
+
+_COMPARISONS = {
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
 }
 
 
@@ -91,8 +187,22 @@ def _array(self, dtype=None, copy=None):
 
 
 def bind() -> None:
-    for name, method in _OPERATORS.items():
+    for name, (_, method) in {**_OPERATORS, **_METHODS}.items():
         setattr(_TrackedValue, name, method)
+    for name, compare in _COMPARISONS.items():
+        setattr(_TrackedValue, name, _compare(compare))
+    for name in _NOT_DIFFERENTIABLE:
+        setattr(_TrackedValue, name, _plain(name))
+    _TrackedValue.__setitem__ = _setitem
+    _TrackedValue.__mod__ = _TrackedValue.__rmod__ = _remainder
+    _TrackedValue.__floordiv__ = lambda self, other: data(self) // data(other)
+    _TrackedValue.__rfloordiv__ = lambda self, other: data(other) // data(self)
+    _TrackedValue.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: numpy_protocol.array_ufunc(
+        ufunc, method, *inputs, **kwargs
+    )
+    _TrackedValue.__array_function__ = lambda self, func, types, args, kwargs: numpy_protocol.array_function(
+        func, types, args, kwargs
+    )
     _TrackedValue.__array__ = _array
     _TrackedValue.__hash__ = lambda self: id(self.tracker)
     TrackedArray.__iter__ = TrackedArray.__iter__

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ._backend import isfinite_scalar, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, _zeros_like, data, param, tracker
+from .tracked import _LEAF, RECORDING, Tracked, _new, _TrackedValue, _wrap, _zeros_like, data, param, tracker
 from .walk import backprop_steps
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
@@ -83,23 +83,72 @@ def forward(f: Callable, *args):
     finally:
         RECORDING.on = before
     nodes = [x.tracker for x in inputs]
+    given_tracked = any(isinstance(a, _TrackedValue) for a in args)
 
     def back(Δ=None):
         if not isinstance(y, _TrackedValue):
             return tuple(_as_result(None, n) for n in nodes)
+        # Record the backward pass (nested AD) only where something outside this call can reach it:
+        # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
+        # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
+        # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
+        nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
         wanted = set(nodes)
         found = {}
         before = RECORDING.on
         RECORDING.on = True
         try:
-            for step in backprop_steps(y, Δ, nest=True, stop=nodes, _pending=False, _who="back", _leaves_only=True):
+            for step in backprop_steps(y, Δ, nest=nest, stop=nodes, _pending=False, _who="back", _leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
         finally:
             RECORDING.on = before
-        return tuple(_as_result(found.get(n), n) for n in nodes)
+        if nest:
+            return tuple(_as_result(found.get(n), n) for n in nodes)
+        return tuple(_deferred(f, nodes, Δ, i, found.get(n)) for i, n in enumerate(nodes))
 
     return y, back
+
+
+def _self_contained(root: Tracked, inputs) -> bool:
+    """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` and no node has a custom pullback
+    (which may close over values made outside)."""
+    inputs = set(inputs)
+    seen = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in inputs:
+            continue
+        if node.isleaf or node.f.back is not None:
+            return False
+        for arg in node.f.args:
+            if type(arg) is Tracked and arg not in seen:
+                seen.add(arg)
+                stack.append(arg)
+    return True
+
+
+def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
+    """The ``i``-th result of ``forward``'s ``back(Δ)`` computed by a plain walk, as one tape node.
+
+    Its value is the sensitivity; its pullback differentiates it by running ``f`` and ``back`` again
+    with recording on, so that nested AD gives what an eagerly recorded backward pass would have.
+    """
+    if delta is None:
+        return _as_result(None, nodes[i])
+
+    def gradient(*xs):
+        """The ``i``-th sensitivity of ``f`` at ``xs`` (what re-running this tape entry computes)."""
+        return data(forward(f, *xs)[1](Δ)[i])
+
+    def pullback(sensitivity):
+        def component(*xs):
+            return forward(f, *xs)[1](Δ)[i]
+
+        return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
+
+    return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
 def _check_loss(y, who: str) -> None:

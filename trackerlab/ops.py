@@ -51,7 +51,12 @@ class Op:
             x = args[0]
             if isinstance(x, _TrackedValue):
                 if RECORDING.on and self.rule is not None and self.arity != 0:
-                    return _record1(self, x.tracker, kwargs)
+                    node = x.tracker
+                    try:
+                        out = self.impl(node.data, **kwargs) if kwargs else self.impl(node.data)
+                    except (ValueError, TypeError, IndexError) as error:
+                        raise _explain(self, (node.data,), error) from None
+                    return _new(self, (node,), kwargs, out)
             elif not isinstance(x, _SEQUENCES):
                 try:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
@@ -140,16 +145,6 @@ def _explain(op: Op, args, error: Exception) -> Exception:
 def _is_mixed(operands) -> bool:
     kinds = {type(a).__module__.split(".")[0] for a in operands if hasattr(a, "shape")}
     return len(kinds) > 1
-
-
-def _record1(op: Op, node: Tracked, kwargs):
-    """``_record`` for one tracked operand."""
-    x = node.data
-    try:
-        out = op.impl(x, **kwargs) if kwargs else op.impl(x)
-    except (ValueError, TypeError, IndexError) as error:
-        raise _explain(op, (x,), error) from None
-    return _new(op, (node,), kwargs, out)
 
 
 def _record2(op: Op, x, y):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._backend import namespace
-from .tracked import RECORDING, Tracked, _TrackedValue, _wrap, data
+from ._backend import defers, namespace
+from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -96,22 +96,47 @@ def backprop_steps(
             index += 1
             continue
         call = node.f
-        sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
-        for arg, s in zip(call.args, sent):
-            if type(arg) is not Tracked:
-                continue
-            if s is not None:
-                waiting[arg] = waiting[arg] + s if arg in waiting else s
-            left = uses.get(arg)
-            if left is None:  # its only use
-                push(arg)
-            else:
-                uses[arg] = left - 1
-                if left == 1:
+        args = call.args
+        if len(args) == 1 and not nest and call.back is None and not call.kwargs:
+            # A plain unary call (most nodes of a chain): the general loop below, unrolled.
+            x = args[0]
+            s = None
+            if type(x) is Tracked:
+                rule = call.func.rule[0]
+                if rule is not None:
+                    s = rule(g, node.data, x.data)
+                    waiting[x] = waiting[x] + s if x in waiting else s
+                left = uses.get(x)
+                if left is None:
+                    push(x)
+                else:
+                    uses[x] = left - 1
+                    if left == 1:
+                        push(x)
+            sent = [s]
+        else:
+            sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+            for arg, s in zip(args, sent):
+                if type(arg) is not Tracked:
+                    continue
+                if s is not None:
+                    waiting[arg] = waiting[arg] + s if arg in waiting else s
+                left = uses.get(arg)
+                if left is None:  # its only use
                     push(arg)
+                else:
+                    uses[arg] = left - 1
+                    if left == 1:
+                        push(arg)
         if not _leaves_only:
-            args = tuple(a if type(a) is Tracked else None for a in call.args)
-            yield Step(index, node, g, args, sent, tuple(waiting) if _pending else ())
+            yield Step(
+                index,
+                node,
+                g,
+                tuple(a if type(a) is Tracked else None for a in args),
+                sent,
+                tuple(waiting) if _pending else (),
+            )
         index += 1
 
 
@@ -159,6 +184,9 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     Plain walks of unary and binary calls without settings (most of any tape) skip the general loop.
     """
     call = node.f
+    if nest and not isinstance(g, _TrackedValue) and not defers(g):
+        # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+        g = _wrap(Tracked(_LEAF, g, None, isleaf=True))
     rules = call.func.rule
     args = call.args
     kwargs = call.kwargs
@@ -242,7 +270,10 @@ def seed(y, Δ, who: str, nest: bool = False):
     shape = tuple(getattr(value, "shape", ()))
     if Δ is None:
         if shape == ():  # 1 of y's own precision: a float32 loss back-propagates in float32
-            return 1.0 if isinstance(value, float) or not hasattr(value, "dtype") else value.dtype.type(1)
+            if isinstance(value, float) or not hasattr(value, "dtype"):
+                return 1.0
+            scalar = getattr(value.dtype, "type", None)  # NumPy: a scalar of the dtype; others: a 0-d array
+            return scalar(1) if scalar is not None else namespace(value).ones_like(value)
         if _size(shape) == 1:
             return namespace(value).ones_like(value)
         raise ValueError(

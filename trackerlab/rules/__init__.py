@@ -1,3 +1,45 @@
-"""The rule tables, one module per op family; importing this package registers every operation."""
+"""The rule tables, one module per op family; importing this package registers every operation.
 
-from . import elementwise, indexing, linalg, nn, reductions, shape, utility  # noqa: F401
+``functions()`` gives the public function of each operation, as ``tl.<name>`` exposes it and NumPy's
+protocols dispatch to it: the operation itself, or the thin wrapper that calls it (``concatenate``
+takes a list, ``slogdet`` returns a pair), and the composites built from operations (``hstack``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import elementwise, indexing, linalg, matrices, nn, reductions, shape, utility  # noqa: F401
+from ._util import COMPOSITES, WRAPPERS
+
+FAMILIES = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn", "utility")
+
+
+def functions() -> dict[str, Callable]:
+    """Every public function of the op library by name: operations with a rule, wrappers, composites."""
+    from ..ops import operations
+
+    out: dict[str, Callable] = {
+        name: op for name, op in operations().items() if op.rule is not None and not name.startswith("_")
+    }
+    out.update(WRAPPERS)
+    out.update({name: f for name, (_, f) in COMPOSITES.items()})
+    return out
+
+
+_TABLE: dict[str, Callable] = {}
+
+
+def function(name: str) -> Callable:
+    """The public function called ``name`` (a fast look-up for NumPy's dispatch); ``KeyError`` if none."""
+    f = _TABLE.get(name)
+    if f is None:  # first use, or a rule registered since: read the tables again
+        _TABLE.clear()
+        _TABLE.update(functions())
+        f = _TABLE[name]
+    return f
+
+
+def composites() -> dict[str, tuple[str, Callable]]:
+    """The public functions composed of operations, by name: ``(family, function)``."""
+    return dict(COMPOSITES)

@@ -1,9 +1,44 @@
-"""Helpers shared by the rule tables: shapes of plain or tracked values, undoing broadcasting, masks."""
+"""Helpers shared by the rule tables: shapes, axes, undoing broadcasting and reductions, masks, variadic rules.
+
+Everything here works on plain and tracked values alike, so that a pullback written with these helpers
+and ``tl`` operations stays differentiable (nested AD): constants such as masks come from the plain data,
+everything that depends on the sensitivity or the arguments goes through recorded operations.
+"""
 
 from __future__ import annotations
 
+import functools
+import sys
+from collections.abc import Callable
+
 from .._backend import namespace
 from ..tracked import data
+
+# Public functions of the op library that are not operations themselves: thin wrappers that call an
+# operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
+# composites built from operations (``hstack``). Filled by the family modules; read by ``rules.functions``.
+WRAPPERS: dict[str, Callable] = {}
+COMPOSITES: dict[str, tuple[str, Callable]] = {}
+
+
+def wrapper(name: str):
+    """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
+
+    def register(f):
+        WRAPPERS[name] = f
+        return f
+
+    return register
+
+
+def composite(family: str, name: str | None = None):
+    """Register ``f`` as a public function composed of operations (its gradient comes from theirs)."""
+
+    def register(f):
+        COMPOSITES[name or f.__name__] = (family, f)
+        return f
+
+    return register
 
 
 def shape(x) -> tuple:
@@ -15,6 +50,44 @@ def shape(x) -> tuple:
 def ns(*values):
     """The array namespace of the plain data of ``values``."""
     return namespace(*(data(v) for v in values))
+
+
+def array(x):
+    """A plain value as an array of its backend (Python numbers become 0-d arrays)."""
+    return x if hasattr(x, "shape") else namespace().asarray(x)
+
+
+def size(shape_: tuple) -> int:
+    n = 1
+    for s in shape_:
+        n *= s
+    return n
+
+
+def axes_of(axis, ndim: int) -> tuple:
+    """``axis`` (``None``, an int or a sequence, negatives allowed) as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    out = []
+    for a in axis:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % ndim if ndim else 0)
+    return tuple(sorted(out))
+
+
+def lift(g, like):
+    """A sensitivity that is a Python number (the walk seeds a scalar output with 1.0) as a 0-d value of
+    ``like``'s backend, so that reshaping it stays on that backend; tracked ``g`` stays tracked."""
+    if hasattr(data(g), "shape"):
+        return g
+    plain = data(like)
+    if not hasattr(plain, "shape") or type(plain).__module__ == "numpy":
+        return g
+    return g * namespace(plain).ones((), dtype=plain.dtype)
 
 
 def unbroadcast(x, g):
@@ -36,6 +109,22 @@ def unbroadcast(x, g):
     return g if shape(g) == target else reshape(g, target)
 
 
+def spread(g, x, axis=None, keepdims=False):
+    """Undo a reduction of ``x`` over ``axis``: give ``g`` back its reduced axes (size 1), then broadcast it."""
+    target = shape(x)
+    g = lift(g, x)
+    if not keepdims and target:
+        axes = axes_of(axis, len(target))
+        g = reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))
+    return broadcast_to(g, target)
+
+
+def count(x, axis) -> int:
+    """How many elements of ``x`` a reduction over ``axis`` takes together."""
+    target = shape(x)
+    return size(tuple(target[a] for a in axes_of(axis, len(target))))
+
+
 def mask(condition, like):
     """``condition`` (plain booleans) as numbers of ``like``'s dtype, for multiplying a sensitivity."""
     like = data(like)
@@ -46,5 +135,44 @@ def mask(condition, like):
     return xp.astype(condition, dtype)
 
 
+def sign(x):
+    """The sign of the plain data of ``x`` as numbers (a constant: the derivative of ``|x|``)."""
+    x = data(x)
+    return mask(x > 0, x) - mask(x < 0, x)
+
+
+def mT(a):
+    """Swap the last two axes (the matrix transpose of a stack of matrices)."""
+    n = len(shape(a))
+    return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+class Each(tuple):
+    """The rule of an operation with any number of array operands (``concatenate``, ``stack``, ``einsum``):
+    one pullback ``pullback(i, g, ans, *args, **kwargs)``, told which operand ``i`` it is for.
+
+    It reads as a tuple with a pullback at every position (``len`` is unbounded, ``rule[i]`` is the
+    pullback for operand ``i``), so the walk, which indexes a rule by operand, treats it like any other;
+    iterating over it is an error rather than an endless loop.
+    """
+
+    def __new__(cls, pullback: Callable):
+        self = super().__new__(cls, ())
+        self.pullback = pullback
+        return self
+
+    def __len__(self) -> int:
+        return sys.maxsize
+
+    def __getitem__(self, i):
+        return functools.partial(self.pullback, i)
+
+    def __iter__(self):
+        raise TypeError("a rule for any number of operands has no end: index it by operand, rule[i]")
+
+    def __repr__(self) -> str:
+        return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
+
+
 from .reductions import sum  # noqa: E402  (the families' rules use each other)
-from .shape import reshape  # noqa: E402
+from .shape import broadcast_to, reshape, transpose  # noqa: E402

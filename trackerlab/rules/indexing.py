@@ -1,4 +1,10 @@
-"""Indexing and its gradient rule: the sensitivity of a selection is scattered back, repeats accumulating."""
+"""Indexing and its gradient rules: the sensitivity of a selection is scattered back, repeats accumulating.
+
+``x[i]`` with basic indices, integer arrays and boolean masks is the one ``getitem`` operation; its
+pullback ``_untake`` adds the sensitivity into zeros at the same index (``ufunc.at`` on NumPy and
+CuPy, so an element selected twice receives both contributions), and ``_untake``'s own pullback is
+``getitem`` again, which makes indexing differentiable to any order.
+"""
 
 from __future__ import annotations
 
@@ -9,25 +15,129 @@ def _getitem(x, index):
     return x[index]
 
 
+def _repeats_possible(index) -> bool:
+    """Whether ``index`` holds integer arrays (which may select an element twice): slices, integers and
+    boolean masks select each element at most once."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, list):
+            return True
+        dtype = getattr(part, "dtype", None)
+        if dtype is not None and getattr(part, "ndim", 0) > 0 and "bool" not in str(dtype):
+            return True
+    return False
+
+
 def _untake(g, index, shape):
     """Zeros of ``shape`` with ``g`` added at ``index`` (a repeated index receives every contribution)."""
     xp = ns(g)
-    out = xp.zeros(tuple(shape), dtype=getattr(g, "dtype", xp.float64))
+    g = array(g)
+    out = xp.zeros(tuple(shape), dtype=g.dtype)
+    if not _repeats_possible(index):
+        out[index] = g
+        return out
     add = getattr(xp, "add", None)
     if hasattr(add, "at"):  # NumPy and CuPy accumulate repeated indices with ufunc.at
         add.at(out, index, g)
+        return out
+    if library_name(out) == "cupy":
+        import cupyx
+
+        cupyx.scatter_add(out, index, g)
+        return out
+    raise TypeError(
+        f"getitem: the gradient of integer-array indexing needs a scatter-add (ufunc.at), which "
+        f"{library_name(out)} lacks; index with slices or boolean masks instead"
+    )
+
+
+def _take(x, indices, axis=None, out=None, mode="raise"):
+    if out is not None or mode != "raise":
+        raise TypeError("take: out= and mode= are not supported on tracked values")
+    xp = ns(x)
+    x = array(x)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    return x[(slice(None),) * (axis % x.ndim) + (_indices(xp, indices),)]
+
+
+def _indices(xp, indices):
+    return indices if hasattr(indices, "shape") or isinstance(indices, int) else xp.asarray(indices)
+
+
+def _take_along_axis(x, indices, axis=-1):
+    xp = ns(x)
+    x = array(x)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    return xp.take_along_axis(x, _indices(xp, indices), axis=axis)
+
+
+def _sort(x, axis=-1, kind=None, order=None, *, stable=None):
+    if order is not None:
+        raise TypeError("sort: order= (structured arrays) is not supported on tracked values")
+    xp = ns(x)
+    x = array(x)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    return xp.sort(x, axis=axis)
+
+
+getitem = defop("getitem", _getitem, arity=1, family="indexing", doc="``x[index]``: basic, advanced or boolean.")
+_untake = defop("_untake", _untake, arity=1, family="indexing", doc="The scatter-add that undoes ``getitem``.")
+take = defop("take", _take, arity=1, family="indexing")
+take_along_axis = defop("take_along_axis", _take_along_axis, arity=1, family="indexing")
+sort = defop("sort", _sort, arity=1, family="indexing")
+
+
+def _scatter_along_axis(g, ans, x, indices, axis):
+    """The sensitivity of ``take_along_axis(x, indices, axis)``: ``g`` added back where each came from."""
+    xp = ns(ans)
+    plain = data(x)
+    if axis is None:
+        back = _scatter_along_axis(g, ans, reshape(x, (-1,)), indices, 0)
+        return reshape(back, shape(x))
+    target, out_shape = shape(plain), shape(ans)
+    axis = axis % len(target)
+    index = []
+    for d, n in enumerate(out_shape):
+        if d == axis:
+            index.append(xp.broadcast_to(_indices(xp, indices), out_shape))
+        else:
+            index.append(xp.reshape(xp.arange(n), tuple(n if i == d else 1 for i in range(len(out_shape)))))
+    scattered = tuple(n if d == axis else out_shape[d] for d, n in enumerate(target))
+    return unbroadcast(x, _untake(g, tuple(index), scattered))
+
+
+def _sort_rule(g, ans, x, axis=-1, kind=None, order=None, *, stable=None):
+    plain = array(data(x))
+    xp = ns(plain)
+    if axis is None:
+        plain, along = xp.reshape(plain, (-1,)), 0
     else:
-        out[index] = g
-    return out
+        along = axis
+    order_ = xp.argsort(plain, axis=along, stable=True)
+    back = _scatter_along_axis(g, ans, reshape(x, shape(plain)), order_, along)
+    return reshape(back, shape(x))
 
 
-getitem = defop("getitem", _getitem, arity=1, family="indexing")
-untake = defop("untake", _untake, arity=1, family="indexing")
+def _take_rule(g, ans, x, indices, axis=None, out=None, mode="raise"):
+    if axis is None:
+        flat = _untake(lift(g, x), (indices,), (size(shape(x)),))
+        return reshape(flat, shape(x))
+    return _untake(lift(g, x), (slice(None),) * (axis % len(shape(x))) + (indices,), shape(x))
+
 
 RULES = {
-    "getitem": (lambda g, ans, x, index: untake(g, index, shape(x)),),
-    "untake": (lambda g, ans, x, index, shape: getitem(g, index),),
+    "getitem": (lambda g, ans, x, index: _untake(lift(g, x), index, shape(x)),),
+    "_untake": (lambda g, ans, x, index, shape: getitem(g, index),),
+    "take": (_take_rule,),
+    "take_along_axis": (lambda g, ans, x, indices, axis=-1: _scatter_along_axis(g, ans, x, indices, axis),),
+    "sort": (_sort_rule,),
 }
 register_rules("indexing", RULES)
 
-from ._util import ns, shape  # noqa: E402  (the families' rules use each other)
+from .._backend import library_name  # noqa: E402
+from ..tracked import data  # noqa: E402
+from ._util import array, lift, ns, shape, size, unbroadcast  # noqa: E402
+from .shape import reshape  # noqa: E402

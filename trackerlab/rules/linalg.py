@@ -1,22 +1,130 @@
-"""Linear algebra and its gradient rules: ``matmul`` for every rank, batched and 1-D included."""
+"""Products and their gradient rules: ``matmul`` for every rank (batched and 1-D included), ``dot``,
+``inner``, ``outer``, ``vdot``, ``vecdot``, ``tensordot``, ``cross`` and ``einsum``.
+
+The matrix functions of linear algebra (``inv``, ``det``, ``solve``, …) are in ``matrices.py``.
+"""
 
 from __future__ import annotations
 
 import operator
+import string
+from collections import Counter
 
 from ..ops import defop, register_rules
+from ._util import Each, wrapper
+
+
+def _dot(x, y, out=None):
+    if out is not None:
+        raise TypeError("dot: out= is not supported on tracked values")
+    nx, ny = len(shape(x)), len(shape(y))
+    if nx == 0 or ny == 0:
+        return x * y
+    if ny <= 2:
+        return x @ y
+    return ns(x, y).tensordot(x, y, axes=([nx - 1], [ny - 2]))
+
+
+def _inner(x, y):
+    nx, ny = len(shape(x)), len(shape(y))
+    if nx == 0 or ny == 0:
+        return x * y
+    return ns(x, y).tensordot(x, y, axes=([nx - 1], [ny - 1]))
+
+
+def _outer(x, y, out=None):
+    xp = ns(x, y)
+    return xp.reshape(array(x), (-1, 1)) * xp.reshape(array(y), (1, -1))
+
+
+def _vdot(x, y):
+    xp = ns(x, y)
+    return xp.sum(xp.reshape(array(x), (-1,)) * xp.reshape(array(y), (-1,)))
+
+
+def _vecdot(x, y, axis=-1, **ufunc_options):
+    return ns(x, y).sum(x * y, axis=axis)
+
+
+def _tensordot_axes(axes, nx: int, ny: int) -> tuple[list, list]:
+    """NumPy's ``axes`` (an int, or a pair of ints or sequences) as two lists of non-negative axes."""
+    if isinstance(axes, int):
+        return list(range(nx - axes, nx)), list(range(axes))
+    ax, ay = axes
+    ax = [ax] if isinstance(ax, int) else list(ax)
+    ay = [ay] if isinstance(ay, int) else list(ay)
+    return [a % nx for a in ax], [a % ny for a in ay]
+
+
+def _tensordot(x, y, axes=2):
+    ax, ay = _tensordot_axes(axes, len(shape(x)), len(shape(y)))
+    return ns(x, y).tensordot(x, y, axes=(ax, ay))
+
+
+def _cross(x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is None and (axisa, axisb, axisc) != (-1, -1, -1):
+        raise TypeError("cross: only axis= is supported on tracked values (not axisa, axisb, axisc)")
+    xp = ns(x, y)
+    if shape(x)[-1 if axis is None else axis] != 3 or shape(y)[-1 if axis is None else axis] != 3:
+        raise ValueError("cross: both vectors must have 3 components on the crossed axis")
+    return xp.linalg.cross(x, y, axis=-1 if axis is None else axis)
+
+
+def _einsum(*operands, subscripts, optimize=False):
+    xp = ns(*operands)
+    if not hasattr(xp, "einsum"):
+        raise TypeError(f"einsum: the {xp.__name__} namespace has no einsum")
+    return xp.einsum(subscripts, *(array(o) for o in operands), optimize=optimize)
+
 
 matmul = defop("matmul", operator.matmul, family="linalg")
+dot = defop("dot", _dot, family="linalg")
+inner = defop("inner", _inner, family="linalg")
+outer = defop("outer", _outer, family="linalg")
+vdot = defop("vdot", _vdot, family="linalg")
+vecdot = defop("vecdot", _vecdot, family="linalg")
+tensordot = defop("tensordot", _tensordot, family="linalg")
+cross = defop("cross", _cross, family="linalg")
+_einsum_op = defop("einsum", _einsum, family="linalg", doc="Einstein summation over the operands.")
 
 
-def _mT(a):
-    """Swap the last two axes."""
-    n = len(shape(a))
-    return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
+@wrapper("einsum")
+def einsum(*operands, out=None, dtype=None, optimize=False, **options):
+    """``numpy.einsum``: ``einsum("ij,jk->ik", a, b)``, or the interleaved form ``einsum(a, [0, 1], b, [1, 2])``.
+
+    >>> import trackerlab as tl
+    >>> tl.einsum("i,i->", tl.param([1.0, 2.0]), [3.0, 4.0])
+    11.0 (tracked)
+    """
+    if out is not None or dtype is not None:
+        raise TypeError("einsum: out= and dtype= are not supported on tracked values")
+    if isinstance(operands[0], str):
+        subscripts, operands = operands[0], operands[1:]
+    else:
+        subscripts, operands = _interleaved(operands)
+    return _einsum_op(*operands, subscripts=subscripts, optimize=optimize)
+
+
+def _interleaved(args) -> tuple[str, tuple]:
+    """``(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", (a, b))``."""
+    letter = lambda k: "..." if k is Ellipsis else string.ascii_letters[k]
+    operands, terms = args[0::2], args[1::2]
+    out = None
+    if len(args) % 2:
+        operands, out = operands[:-1], args[-1]
+    spec = ",".join("".join(letter(k) for k in term) for term in terms)
+    if out is not None:
+        spec += "->" + "".join(letter(k) for k in out)
+    return spec, tuple(operands)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pullbacks
 
 
 def _as_matrices(g, x, y):
     """Treat 1-D operands as rows (``x``) or columns (``y``) of a matrix, as matmul does, and ``g`` to match."""
+    g = lift(g, x)
     if len(shape(x)) == 1:
         x = reshape(x, (1,) + shape(x))
         g = reshape(g, shape(g)[:-1] + (1,) + shape(g)[-1:]) if len(shape(y)) > 1 else reshape(g, (1,) + shape(g))
@@ -28,18 +136,164 @@ def _as_matrices(g, x, y):
 
 def _matmul_x(g, ans, x, y):
     g2, x2, y2 = _as_matrices(g, x, y)
-    return reshape(unbroadcast(x2, matmul(g2, _mT(y2))), shape(x))
+    return reshape(unbroadcast(x2, matmul(g2, mT(y2))), shape(x))
 
 
 def _matmul_y(g, ans, x, y):
     g2, x2, y2 = _as_matrices(g, x, y)
-    return reshape(unbroadcast(y2, matmul(_mT(x2), g2)), shape(y))
+    return reshape(unbroadcast(y2, matmul(mT(x2), g2)), shape(y))
+
+
+def _tensordot_x(g, ans, x, y, axes=2):
+    ax, ay = _tensordot_axes(axes, len(shape(x)), len(shape(y)))
+    free_x = [i for i in range(len(shape(x))) if i not in ax]
+    free_y = [j for j in range(len(shape(y))) if j not in ay]
+    # contract g's y-part with y's free axes: what is left is x's free axes, then y's summed axes in
+    # increasing order, each standing for the x axis it was summed with
+    raw = tensordot(lift(g, ans), y, axes=(list(range(len(free_x), len(free_x) + len(free_y))), free_y))
+    return transpose(raw, _inverse(free_x + [ax[ay.index(j)] for j in sorted(ay)]))
+
+
+def _tensordot_y(g, ans, x, y, axes=2):
+    ax, ay = _tensordot_axes(axes, len(shape(x)), len(shape(y)))
+    free_x = [i for i in range(len(shape(x))) if i not in ax]
+    free_y = [j for j in range(len(shape(y))) if j not in ay]
+    raw = tensordot(x, lift(g, ans), axes=(free_x, list(range(len(free_x)))))
+    return transpose(raw, _inverse([ay[ax.index(i)] for i in sorted(ax)] + free_y))
+
+
+def _inverse(order) -> tuple:
+    out = [0] * len(order)
+    for i, a in enumerate(order):
+        out[a] = i
+    return tuple(out)
+
+
+def _dot_rule(i: int):
+    """``dot`` is ``multiply``, ``matmul`` or ``tensordot`` by the operands' ranks; so is its pullback."""
+
+    def pullback(g, ans, x, y, out=None):
+        nx, ny = len(shape(x)), len(shape(y))
+        if nx == 0 or ny == 0:
+            return multiply.rule[i](g, ans, x, y)
+        if ny <= 2:
+            return (_matmul_x, _matmul_y)[i](g, ans, x, y)
+        return (_tensordot_x, _tensordot_y)[i](g, ans, x, y, axes=([nx - 1], [ny - 2]))
+
+    return pullback
+
+
+def _inner_rule(i: int):
+    def pullback(g, ans, x, y):
+        nx, ny = len(shape(x)), len(shape(y))
+        if nx == 0 or ny == 0:
+            return multiply.rule[i](g, ans, x, y)
+        return (_tensordot_x, _tensordot_y)[i](g, ans, x, y, axes=([nx - 1], [ny - 1]))
+
+    return pullback
+
+
+def _vecdot_rule(g, ans, x, y, axis=-1, **options):
+    n = max(len(shape(x)), len(shape(y)))
+    return expand_dims(lift(g, ans), axis % n - n) * y
+
+
+def _cross_rule(i: int):
+    # d(x × y) = dx × y + x × dy, and g · (dx × y) = dx · (y × g), g · (x × dy) = dy · (g × x)
+    def pullback(g, ans, x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if i == 0:
+            return unbroadcast(x, cross(y, g, axis=axis))
+        return unbroadcast(y, cross(g, x, axis=axis))
+
+    return pullback
+
+
+def _einsum_terms(subscripts: str, shapes) -> tuple[list, str, list]:
+    """Explicit subscripts: each operand's letters and the output's, with ``...`` written out as letters
+    (and NumPy's implicit output: broadcast axes first, then the letters used once, in order)."""
+    subscripts = subscripts.replace(" ", "")
+    ins, out = subscripts.split("->") if "->" in subscripts else (subscripts, None)
+    terms = ins.split(",")
+    spare = [c for c in string.ascii_letters if c not in subscripts]
+    widths = [len(s) - (len(t) - 3) for t, s in zip(terms, shapes) if "..." in t]
+    broad = spare[: max(widths, default=0)]
+    spare = spare[len(broad) :]
+    explicit = []
+    for t, s in zip(terms, shapes):
+        if "..." in t:
+            k = len(s) - (len(t) - 3)
+            t = t.replace("...", "".join(broad[len(broad) - k :]))
+        explicit.append(t)
+    if out is None:
+        counts = Counter("".join(explicit))
+        out = "".join(broad) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in broad))
+    else:
+        out = out.replace("...", "".join(broad))
+    return explicit, out, spare
+
+
+def _einsum_rule(i, g, ans, *operands, subscripts, optimize=False):
+    """The sensitivity of operand ``i``: ``g`` contracted with the other operands onto operand ``i``'s letters.
+
+    A letter repeated in operand ``i`` (a diagonal) gets a fresh letter tied to it by an identity
+    matrix; a letter only operand ``i`` has (summed in the forward) is brought back by a vector of ones;
+    an axis of length 1 that was broadcast gets a fresh letter, so the broadcast copies are summed.
+    """
+    shapes = [shape(o) for o in operands]
+    terms, out, spare = _einsum_terms(subscripts, shapes)
+    sizes = {}
+    for t, s in zip(terms, shapes):
+        for c, n in zip(t, s):
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+    xp = ns(ans)
+    dtype = getattr(data(ans), "dtype", xp.float64)
+    spare = iter(spare)
+    ins = [out] + [t for j, t in enumerate(terms) if j != i]
+    args = [lift(g, ans)] + [o for j, o in enumerate(operands) if j != i]
+    letters, seen = [], set()
+    for c, n in zip(terms[i], shapes[i]):
+        if n == 1 and sizes[c] != 1:
+            letters.append(next(spare))
+        elif c in seen:
+            fresh = next(spare)
+            ins.append(c + fresh)
+            args.append(xp.eye(n, dtype=dtype))
+            letters.append(fresh)
+        else:
+            seen.add(c)
+            letters.append(c)
+    present = set("".join(ins))
+    for c, n in zip(letters, shapes[i]):
+        if c not in present:
+            ins.append(c)
+            args.append(xp.ones((n,), dtype=dtype))
+            present.add(c)
+    return _einsum_op(*args, subscripts=",".join(ins) + "->" + "".join(letters), optimize=optimize)
 
 
 RULES = {
     "matmul": (_matmul_x, _matmul_y),
+    "dot": (_dot_rule(0), _dot_rule(1)),
+    "inner": (_inner_rule(0), _inner_rule(1)),
+    "outer": (
+        lambda g, ans, x, y, out=None: reshape(matmul(g, reshape(y, (-1,))), shape(x)),
+        lambda g, ans, x, y, out=None: reshape(matmul(reshape(x, (-1,)), g), shape(y)),
+    ),
+    "vdot": (
+        lambda g, ans, x, y: reshape(g * reshape(y, (-1,)), shape(x)),
+        lambda g, ans, x, y: reshape(g * reshape(x, (-1,)), shape(y)),
+    ),
+    "vecdot": (
+        lambda g, ans, x, y, axis=-1, **o: unbroadcast(x, _vecdot_rule(g, ans, x, y, axis)),
+        lambda g, ans, x, y, axis=-1, **o: unbroadcast(y, _vecdot_rule(g, ans, y, x, axis)),
+    ),
+    "tensordot": (_tensordot_x, _tensordot_y),
+    "cross": (_cross_rule(0), _cross_rule(1)),
+    "einsum": Each(_einsum_rule),
 }
 register_rules("linalg", RULES)
 
-from ._util import shape, unbroadcast  # noqa: E402  (the families' rules use each other)
-from .shape import reshape, transpose  # noqa: E402
+from ..tracked import data  # noqa: E402  (the families' rules use each other)
+from ._util import array, lift, mT, ns, shape, unbroadcast  # noqa: E402
+from .elementwise import multiply  # noqa: E402
+from .shape import expand_dims, reshape, transpose  # noqa: E402

@@ -1,8 +1,17 @@
-"""Neural-network functions and their gradient rules."""
+"""Neural-network functions and their gradient rules: activations, softmax, and the usual losses.
+
+``cross_entropy(logits, labels)`` takes integer class labels (one per row, classes on ``axis``) or
+target probabilities of the logits' shape (one-hot rows, or soft labels), and averages over the rows by
+default; ``binary_cross_entropy_with_logits`` is its two-class form on raw scores.
+"""
 
 from __future__ import annotations
 
+import math
+
 from ..ops import defop, register_rules
+
+_GELU = math.sqrt(2.0 / math.pi)
 
 
 def _relu(x):
@@ -11,12 +20,193 @@ def _relu(x):
     return ns(x).maximum(x, 0)
 
 
-relu = defop("relu", _relu, family="nn")
+def _leaky_relu(x, negative_slope=0.01):
+    xp = ns(x)
+    x = array(x)
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+def _elu(x, alpha=1.0):
+    xp = ns(x)
+    x = array(x)
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0.0)))
+
+
+def _sigmoid(x):
+    # 1 / (1 + e^-x) for x ≥ 0 and e^x / (1 + e^x) for x < 0: no overflow either way
+    xp = ns(x)
+    x = array(x)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _log_sigmoid(x):
+    xp = ns(x)
+    x = array(x)
+    return xp.minimum(x, 0.0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _softplus(x):
+    xp = ns(x)
+    x = array(x)
+    return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _silu(x):
+    return array(x) * _sigmoid(x)
+
+
+def _gelu(x):
+    # the tanh approximation of x Φ(x) (Hendrycks & Gimpel), as GPT-2 and jax.nn.gelu use it
+    xp = ns(x)
+    x = array(x)
+    return 0.5 * x * (1 + xp.tanh(_GELU * (x + 0.044715 * x**3)))
+
+
+def _softmax(x, axis=-1):
+    xp = ns(x)
+    x = array(x)
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis=-1):
+    xp = ns(x)
+    x = array(x)
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+
+
+def _is_labels(targets) -> bool:
+    dtype = getattr(data(targets), "dtype", None)
+    return dtype is not None and ns(targets).isdtype(dtype, "integral")
+
+
+def _one_hot(labels, logits, axis: int):
+    """Integer ``labels`` as one-hot rows of ``logits``' shape and dtype (classes on ``axis``)."""
+    plain = data(logits)
+    xp = ns(plain)
+    ndim = len(shape(plain))
+    axis = axis % ndim
+    classes = xp.reshape(xp.arange(shape(plain)[axis]), tuple(-1 if i == axis else 1 for i in range(ndim)))
+    return mask(xp.expand_dims(xp.asarray(data(labels)), axis=axis) == classes, plain)
+
+
+def _reduce_loss(losses, reduction: str):
+    xp = ns(losses)
+    if reduction == "mean":
+        return xp.mean(losses)
+    if reduction == "sum":
+        return xp.sum(losses)
+    if reduction == "none":
+        return losses
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
+
+
+def _cross_entropy(logits, targets, axis=-1, reduction="mean"):
+    xp = ns(logits)
+    targets = _one_hot(targets, logits, axis) if _is_labels(targets) else array(targets)
+    losses = -xp.sum(targets * _log_softmax(logits, axis), axis=axis)
+    return _reduce_loss(losses, reduction)
+
+
+def _bce_with_logits(logits, targets, reduction="mean"):
+    return _reduce_loss(_softplus(logits) - array(logits) * targets, reduction)
+
+
+relu = defop("relu", _relu, family="nn", doc="max(x, 0)")
+leaky_relu = defop("leaky_relu", _leaky_relu, arity=1, family="nn", doc="x if x > 0 else negative_slope · x")
+elu = defop("elu", _elu, arity=1, family="nn", doc="x if x > 0 else alpha · (eˣ − 1)")
+sigmoid = defop("sigmoid", _sigmoid, family="nn", doc="1 / (1 + e⁻ˣ)")
+log_sigmoid = defop("log_sigmoid", _log_sigmoid, family="nn", doc="log(sigmoid(x)), computed stably")
+softplus = defop("softplus", _softplus, family="nn", doc="log(1 + eˣ), computed stably")
+silu = defop("silu", _silu, family="nn", doc="x · sigmoid(x) (swish)")
+gelu = defop("gelu", _gelu, family="nn", doc="x Φ(x), in its tanh approximation")
+softmax = defop("softmax", _softmax, arity=1, family="nn", doc="exp(x) / sum(exp(x), axis)")
+log_softmax = defop("log_softmax", _log_softmax, arity=1, family="nn", doc="x − logsumexp(x, axis)")
+cross_entropy = defop(
+    "cross_entropy",
+    _cross_entropy,
+    arity=2,
+    family="nn",
+    doc="cross_entropy(logits, labels or probabilities, axis=-1, reduction='mean')",
+)
+binary_cross_entropy_with_logits = defop(
+    "binary_cross_entropy_with_logits",
+    _bce_with_logits,
+    arity=2,
+    family="nn",
+    doc="softplus(x) − x · t: the logistic loss of raw scores x against targets t in [0, 1]",
+)
+
+
+def _loss_sensitivity(g, like, losses_shape: tuple, reduction: str):
+    """The sensitivity of each row's loss: ``g`` shared by the mean, copied by the sum, as is for none."""
+    if reduction == "none":
+        return g
+    g = lift(g, like)
+    if losses_shape:
+        g = broadcast_to(g, losses_shape)
+    return g / size(losses_shape) if reduction == "mean" else g
+
+
+def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
+    # −Σ t log softmax(x): the gradient is softmax(x) Σt − t, per row
+    t = _one_hot(targets, logits, axis) if _is_labels(targets) else targets
+    rows = tuple(n for i, n in enumerate(shape(logits)) if i != axis % len(shape(logits)))
+    g_rows = expand_dims(_loss_sensitivity(g, logits, rows, reduction), axis)
+    return g_rows * (softmax(logits, axis) * sum(t, axis=axis, keepdims=True) - t)
+
+
+def _cross_entropy_targets(g, ans, logits, targets, axis=-1, reduction="mean"):
+    rows = tuple(n for i, n in enumerate(shape(logits)) if i != axis % len(shape(logits)))
+    g_rows = expand_dims(_loss_sensitivity(g, logits, rows, reduction), axis)
+    return unbroadcast(targets, -g_rows * log_softmax(logits, axis))
+
+
+def _bce_rule(i: int):
+    def pullback(g, ans, x, t, reduction="mean"):
+        every = tuple(max(a, b) for a, b in zip(_padded(shape(x), shape(t)), _padded(shape(t), shape(x))))
+        g_each = _loss_sensitivity(g, x, every, reduction)
+        if i == 0:
+            return unbroadcast(x, g_each * (sigmoid(x) - t))
+        return unbroadcast(t, -g_each * x)
+
+    return pullback
+
+
+def _padded(a: tuple, b: tuple) -> tuple:
+    return (1,) * (len(b) - len(a)) + a
+
 
 RULES = {
     "relu": (lambda g, ans, x: g * mask(data(x) > 0, x),),
+    "leaky_relu": (
+        lambda g, ans, x, negative_slope=0.01: g * (mask(data(x) > 0, x) * (1 - negative_slope) + negative_slope),
+    ),
+    "elu": (lambda g, ans, x, alpha=1.0: g * (mask(data(x) > 0, x) + mask(data(x) <= 0, x) * (ans + alpha)),),
+    "sigmoid": (lambda g, ans, x: g * ans * (1 - ans),),
+    "log_sigmoid": (lambda g, ans, x: g * sigmoid(-x),),
+    "softplus": (lambda g, ans, x: g * sigmoid(x),),
+    "silu": (lambda g, ans, x: g * (sigmoid(x) * (1 + x * (1 - sigmoid(x)))),),
+    "gelu": (lambda g, ans, x: g * _gelu_slope(x),),
+    # softmax: J = diag(s) − s sᵀ, so Jᵀg = s (g − Σ g s); log_softmax: Jᵀg = g − softmax Σ g
+    "softmax": (lambda g, ans, x, axis=-1: ans * (g - sum(g * ans, axis=axis, keepdims=True)),),
+    "log_softmax": (lambda g, ans, x, axis=-1: g - exp(ans) * sum(g, axis=axis, keepdims=True),),
+    "cross_entropy": (_cross_entropy_logits, _cross_entropy_targets),
+    "binary_cross_entropy_with_logits": (_bce_rule(0), _bce_rule(1)),
 }
 register_rules("nn", RULES)
 
+
+def _gelu_slope(x):
+    inner = _GELU * (x + 0.044715 * x * x * x)
+    t = tanh(inner)
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU * (1 + 3 * 0.044715 * x * x)
+
+
 from ..tracked import data  # noqa: E402
-from ._util import mask, ns  # noqa: E402  (the families' rules use each other)
+from ._util import array, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
+from .elementwise import exp, tanh  # noqa: E402
+from .reductions import sum  # noqa: E402
+from .shape import broadcast_to, expand_dims  # noqa: E402

@@ -1,55 +1,208 @@
-"""Reductions and their gradient rules: the sensitivity of a reduced axis is spread back over it."""
+"""Reductions and their gradient rules: the sensitivity of a reduced axis is spread back over it.
+
+Every reduction takes ``axis`` (``None``, an int or a tuple) and ``keepdims`` as NumPy does.
+``max``/``min`` split the sensitivity evenly between tied winners; ``prod`` is differentiated without
+dividing by the arguments, so zeros are handled to any order (Tracker.jl issue #120).
+"""
 
 from __future__ import annotations
 
 from ..ops import defop, register_rules
 
 
-def _sum(x, axis=None, keepdims=False):
-    if type(x) is float:
-        return x
-    return ns(x).sum(x, axis=axis, keepdims=keepdims)
+def _unsupported(name: str, **options) -> None:
+    for option, value in options.items():
+        if value is not None:
+            raise TypeError(f"{name}: {option}= is not supported on tracked values; convert the result instead")
 
 
-def _mean(x, axis=None, keepdims=False):
-    if type(x) is float:
-        return x
-    return ns(x).mean(x, axis=axis, keepdims=keepdims)
+def _reduce(name: str, array_name: str | None = None):
+    array_name = array_name or name
+
+    def impl(x, axis=None, dtype=None, out=None, keepdims=False):
+        _unsupported(name, dtype=dtype, out=out)
+        if type(x) is float:
+            return x
+        xp = ns(x)
+        return getattr(xp, array_name)(x if hasattr(x, "shape") else xp.asarray(x), axis=axis, keepdims=keepdims)
+
+    impl.__name__ = name
+    return impl
 
 
-sum = defop("sum", _sum, arity=1, family="reductions")
-mean = defop("mean", _mean, arity=1, family="reductions")
+def _moments(name: str):
+    def impl(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        _unsupported(name, dtype=dtype, out=out)
+        xp = ns(x)
+        x = array(x)
+        return getattr(xp, name)(x, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+
+    impl.__name__ = name
+    return impl
 
 
-def _axes(axis, ndim: int) -> tuple:
+def _logsumexp(x, axis=None, keepdims=False):
+    xp = ns(x)
+    x = array(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf, or inf: leave the values as they are
+    out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else xp.reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in _axes(axis, x)))
+
+
+def _cumsum(x, axis=None, dtype=None, out=None):
+    _unsupported("cumsum", dtype=dtype, out=out)
+    xp = ns(x)
+    x = array(x)
     if axis is None:
-        return tuple(range(ndim))
-    axes = axis if isinstance(axis, tuple | list) else (axis,)
-    return tuple(a % ndim for a in axes)
+        x, axis = xp.reshape(x, (-1,)), 0
+    return xp.cumulative_sum(x, axis=axis)
 
 
-def _spread(g, x, axis, keepdims):
-    """Give the reduced sensitivity ``g`` back its reduced axes (size 1), then broadcast it to ``x``."""
+def _nansum(x, axis=None, dtype=None, out=None, keepdims=False):
+    _unsupported("nansum", dtype=dtype, out=out)
+    xp = ns(x)
+    x = array(x)
+    return xp.sum(xp.where(xp.isnan(x), xp.zeros_like(x), x), axis=axis, keepdims=keepdims)
+
+
+def _nanmean(x, axis=None, dtype=None, out=None, keepdims=False):
+    xp = ns(x)
+    x = array(x)
+    n = xp.sum(xp.astype(~xp.isnan(x), x.dtype), axis=axis, keepdims=keepdims)
+    return _nansum(x, axis, dtype, out, keepdims) / n
+
+
+sum = defop("sum", _reduce("sum"), arity=1, family="reductions")
+mean = defop("mean", _reduce("mean"), arity=1, family="reductions")
+prod = defop("prod", _reduce("prod"), arity=1, family="reductions")
+max = defop("max", _reduce("max"), arity=1, family="reductions")
+min = defop("min", _reduce("min"), arity=1, family="reductions")
+var = defop("var", _moments("var"), arity=1, family="reductions")
+std = defop("std", _moments("std"), arity=1, family="reductions")
+logsumexp = defop("logsumexp", _logsumexp, arity=1, family="reductions", doc="log(sum(exp(x))), computed stably")
+cumsum = defop("cumsum", _cumsum, arity=1, family="reductions")
+nansum = defop("nansum", _nansum, arity=1, family="reductions")
+nanmean = defop("nanmean", _nanmean, arity=1, family="reductions")
+
+
+def _axes(axis, x) -> tuple:
+    return axes_of(axis, len(shape(x)))
+
+
+def _winners(g, ans, x, axis, keepdims):
+    """The sensitivity of ``max``/``min``: spread over the elements equal to the result, shared evenly."""
+    plain, best = data(x), data(ans)
+    if not keepdims and shape(plain):
+        best = reshape(best, tuple(1 if i in _axes(axis, plain) else n for i, n in enumerate(shape(plain))))
+    hit = mask(plain == best, plain)
+    ties = ns(plain).sum(hit, axis=_axes(axis, plain), keepdims=True) if shape(plain) else 1.0
+    return spread(g, x, axis, keepdims) * (hit / ties)
+
+
+def _exclusive_products(x, axis: int):
+    """``p[i] = ∏_{j≠i} x[j]`` along ``axis``, as the product of exclusive running products from the left
+    and from the right; no division, so zeros are fine and the result is differentiable again.
+
+    The running products are a Hillis–Steele scan: ⌈log₂ n⌉ shifted multiplications.
+    """
+    n = shape(x)[axis]
+    return _running(x, axis, n) * flip(_running(flip(x, axis), axis, n), axis)
+
+
+def _running(x, axis: int, n: int):
+    """Exclusive running products along ``axis``: ``[1, x0, x0·x1, …]``."""
+    p = _shift(x, axis, 1, n)
+    step = 1
+    while step < n:
+        p = p * _shift(p, axis, step, n)
+        step *= 2
+    return p
+
+
+def _shift(x, axis: int, by: int, n: int):
+    """``x`` moved ``by`` places along ``axis``, ones coming in at the front."""
+    widths = [(0, 0)] * len(shape(x))
+    widths[axis] = (by, 0)
+    return pad(take_slice(x, axis, 0, n - by), widths, constant_values=1.0)
+
+
+def _prod_rule(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
     target = shape(x)
-    if not keepdims and target:
-        axes = _axes(axis, len(target))
-        g = reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))
-    return broadcast_to(g, target)
+    g = spread(g, x, axis, keepdims)
+    if not target or size(target) == 0:
+        return g
+    axes = _axes(axis, x)
+    # move the reduced axes last and flatten them into one, so that the products run along one axis
+    kept = tuple(i for i in range(len(target)) if i not in axes)
+    order = kept + axes
+    flat = reshape(transpose(x, order), tuple(target[i] for i in kept) + (-1,))
+    others = _exclusive_products(flat, len(kept))
+    others = transpose(reshape(others, tuple(target[i] for i in order)), _inverse(order))
+    return g * others
 
 
-def _count(x, axis) -> int:
-    target = shape(x)
-    n = 1
-    for a in _axes(axis, len(target)):
-        n *= target[a]
-    return n
+def _inverse(order) -> tuple:
+    out = [0] * len(order)
+    for i, a in enumerate(order):
+        out[a] = i
+    return tuple(out)
+
+
+def _var_rule(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    n = count(x, axis) - (ddof if correction is None else correction)
+    centred = x - mean(x, axis=axis, keepdims=True)
+    return spread(g, x, axis, keepdims) * centred * (2.0 / n)
+
+
+def _std_rule(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    n = count(x, axis) - (ddof if correction is None else correction)
+    centred = x - mean(x, axis=axis, keepdims=True)
+    return spread(g, x, axis, keepdims) * centred / (spread(ans, x, axis, keepdims) * n)
+
+
+def _cumsum_rule(g, ans, x, axis=None, dtype=None, out=None):
+    # the sensitivity of x[i] is the sum of g[j] for j ≥ i: a running sum from the right
+    along = 0 if axis is None else axis
+    back = flip(cumsum(flip(g, along), along), along)
+    return reshape(back, shape(x)) if axis is None else back
+
+
+def _nan_mask(x):
+    plain = data(x)
+    return mask(~ns(plain).isnan(array(plain)), plain)
 
 
 RULES = {
-    "sum": (lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims),),
-    "mean": (lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims) / _count(x, axis),),
+    "sum": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: spread(g, x, axis, keepdims),),
+    "mean": (
+        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: (
+            spread(g, x, axis, keepdims) / count(x, axis)
+        ),
+    ),
+    "prod": (_prod_rule,),
+    "max": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
+    "min": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
+    "var": (_var_rule,),
+    "std": (_std_rule,),
+    "logsumexp": (
+        lambda g, ans, x, axis=None, keepdims=False: (
+            spread(g, x, axis, keepdims) * exp(x - spread(ans, x, axis, keepdims))
+        ),
+    ),
+    "cumsum": (_cumsum_rule,),
+    "nansum": (
+        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: spread(g, x, axis, keepdims) * _nan_mask(x),
+    ),
+    "nanmean": (
+        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: (
+            spread(g, x, axis, keepdims) * _nan_mask(x) / ns(x).sum(_nan_mask(x), axis=_axes(axis, x), keepdims=True)
+        ),
+    ),
 }
 register_rules("reductions", RULES)
 
-from ._util import ns, shape  # noqa: E402  (the families' rules use each other)
-from .shape import broadcast_to, reshape  # noqa: E402
+from ..tracked import data  # noqa: E402  (the families' rules use each other)
+from ._util import array, axes_of, count, mask, ns, shape, size, spread  # noqa: E402
+from .elementwise import exp  # noqa: E402
+from .shape import flip, pad, reshape, take_slice, transpose  # noqa: E402

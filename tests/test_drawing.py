@@ -1,0 +1,102 @@
+"""``plot_tape`` draws with the Agg canvas, never touching pyplot or the global backend."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+
+def seed_tape():
+    W = tl.param([[1, 2], [3, 4]])
+    x = tl.param([5, 6])
+    y = W @ x
+    tl.back_(y, [1, -1])
+    return W, x, y
+
+
+def texts(figure):
+    return [t.get_text() for ax in figure.axes for t in ax.texts]
+
+
+def test_draws_the_seed_tape_with_names_data_and_grads():
+    W, x, y = seed_tape()
+    figure = tl.plot_tape(y, labels={W: "W", x: "x"})
+    assert type(figure).__name__ == "TapeFigure"
+    shown = texts(figure)
+    assert "W = param" in shown and "x = param" in shown and "matmul" in shown
+    assert "2 float64\ndata [5, 6]\ngrad [-2, -2]" in shown
+    assert "2 float64\ndata [17, 39]" in shown
+    assert figure._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_runs_headless_without_changing_the_backend():
+    code = (
+        "import matplotlib; before = matplotlib.get_backend(); import sys; "
+        "import trackerlab as tl; x = tl.param([1.0, 2.0]); f = tl.plot_tape(tl.sum(x * x)); "
+        "f.canvas.draw(); assert 'matplotlib.pyplot' not in sys.modules; "
+        "assert matplotlib.get_backend() == before; print(f.canvas.get_width_height())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"MPLBACKEND": "Agg"})
+    assert out.returncode == 0, out.stderr
+
+
+def test_draws_into_a_given_axes():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure()
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    assert tl.plot_tape(tl.param(2.0) * 3, ax) is figure
+    assert "multiply" in texts(figure)
+
+
+def test_states_highlight_and_stepper_grads():
+    a, b = tl.param(2.0), tl.param(3.0)
+    c = a * b
+    steps = list(tl.backprop_steps(c))
+    figure = tl.plot_tape(
+        c,
+        states={c: "done", a: "pending", b: "waiting"},
+        highlight=a,
+        grads={a: steps[0].sent[0]},
+    )
+    assert "scalar float64\ndata 2\ngrad 3" in texts(figure)
+    legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    assert legend == ["parameter (leaf)", "operation", "done", "current", "waiting"]
+    with pytest.raises(
+        ValueError, match="plot_tape: states must be one of done, current, pending, waiting, not 'busy'"
+    ):
+        tl.plot_tape(c, states={a: "busy"})
+
+
+def test_large_tapes_are_summarised():
+    z = tl.param(0.5)
+    for _ in range(100):
+        z = tl.sin(z)
+    figure = tl.plot_tape(z, max_nodes=30)
+    shown = texts(figure)
+    assert "… 72 more" in shown
+    assert sum(t == "sin" for t in shown) == 29
+
+
+def test_svg_is_deterministic_text():
+    _, _, y = seed_tape()
+    svg = tl.plot_tape(y, format="svg")
+    assert svg.startswith("<?xml") and "</svg>" in svg
+    assert svg == tl.tape_svg(y)
+
+
+def test_bad_options_are_named():
+    y = tl.param(1.0) * 2
+    with pytest.raises(ValueError, match="plot_tape: format must be None"):
+        tl.plot_tape(y, format="pdf")
+    with pytest.raises(ValueError, match="plot_tape: max_nodes must be an integer of at least 2"):
+        tl.plot_tape(y, max_nodes=1)
+    with pytest.raises(TypeError, match="plot_tape: y is not tracked"):
+        tl.plot_tape(np.ones(3))
+    with pytest.raises(TypeError, match="plot_tape: highlight has a key of type int"):
+        tl.plot_tape(y, highlight=3)

@@ -1,0 +1,66 @@
+"""Gradient checks of the neural-network rules, to second order: activations, softmax, and the losses."""
+
+import numpy as np
+import pytest
+from test_rules import check, rand, ruled
+
+import trackerlab as tl
+
+X = rand(3, 4, low=-2, high=2)
+AWAY = np.where(np.abs(X) < 0.1, X + 0.3, X)  # away from the kink at 0
+LABELS = np.array([2, 0, 3])
+PROBS = np.random.default_rng(5).dirichlet(np.ones(4), size=3)
+LOGITS = rand(3, 4, seed=6, low=-3, high=3)
+
+CASES = {
+    "relu": [(tl.relu, AWAY)],
+    "leaky_relu": [(tl.leaky_relu, AWAY), (lambda x: tl.leaky_relu(x, negative_slope=0.2), AWAY)],
+    "elu": [(tl.elu, AWAY), (lambda x: tl.elu(x, alpha=0.5), AWAY)],
+    "gelu": [(tl.gelu, X)],
+    "silu": [(tl.silu, X)],
+    "sigmoid": [(tl.sigmoid, X), (tl.sigmoid, np.array(0.3))],
+    "log_sigmoid": [(tl.log_sigmoid, X)],
+    "softplus": [(tl.softplus, X)],
+    "softmax": [(tl.softmax, X), (lambda x: tl.softmax(x, axis=0), X)],
+    "log_softmax": [(tl.log_softmax, X), (lambda x: tl.log_softmax(x, axis=0), X)],
+    "cross_entropy": [
+        (lambda z: tl.cross_entropy(z, LABELS), LOGITS),
+        (lambda z: tl.cross_entropy(z, LABELS, reduction="none"), LOGITS),
+        (lambda z: tl.cross_entropy(z, LABELS[:2], axis=0, reduction="sum"), LOGITS.T[:, :2]),
+        (lambda z, p: tl.cross_entropy(z, p), LOGITS, PROBS),  # soft labels, both differentiated
+        (lambda z: tl.cross_entropy(z, np.array(1)), LOGITS[0]),  # one sample
+    ],
+    "binary_cross_entropy_with_logits": [
+        (lambda z, t: tl.binary_cross_entropy_with_logits(z, t), LOGITS, rand(3, 4, seed=7, low=0, high=1)),
+        (lambda z: tl.binary_cross_entropy_with_logits(z, 1.0, reduction="sum"), LOGITS),
+    ],
+}
+
+
+def test_every_nn_rule_has_a_case():
+    missing = [n for n in ruled("nn") if n not in CASES]
+    assert not missing, f"nn rules without a test case: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_nn_rule(name):
+    for f, *args in CASES[name]:
+        check(f, *args)
+
+
+def test_cross_entropy_with_labels_equals_the_one_hot_form():
+    one_hot = np.eye(4)[LABELS]
+    a, b = tl.cross_entropy(LOGITS, LABELS), tl.cross_entropy(LOGITS, one_hot)
+    shifted = LOGITS - LOGITS.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    assert float(a) == pytest.approx(float(b)) == pytest.approx(-log_p[np.arange(3), LABELS].mean())
+    (g,) = tl.gradient(lambda z: tl.cross_entropy(z, LABELS), LOGITS)
+    np.testing.assert_allclose(tl.data(g), (np.exp(log_p) - one_hot) / 3)
+
+
+def test_softmax_and_sigmoid_are_stable():
+    big = np.array([1000.0, 0.0, -1000.0])
+    np.testing.assert_allclose(tl.data(tl.softmax(big)), [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(tl.data(tl.sigmoid(big)), [1.0, 0.5, 0.0])
+    np.testing.assert_allclose(tl.data(tl.softplus(big)), [1000.0, np.log(2), 0.0])
+    assert np.all(np.isfinite(tl.data(tl.log_softmax(big))))

@@ -1,0 +1,118 @@
+"""Gradient checks of the shape rules, to second order, on NumPy and the other backends.
+
+``check_grads`` weighs each output element differently, so a rule that sends a sensitivity to the
+wrong place fails. The cases call ``tl`` functions only (no methods): the finite differences run them
+on plain arrays of each backend.
+"""
+
+import numpy as np
+import pytest
+from test_rules import BACKENDS, check, rand, ruled
+
+import trackerlab as tl
+
+A = rand(2, 3)
+B = rand(2, 3, seed=1)
+C = rand(4, 3, seed=2)
+V = rand(6, seed=3)
+T = rand(2, 1, 3, seed=4)
+S = np.array(0.7)
+E = rand(0, 3, seed=5)
+
+
+def pieces(x):
+    """The pieces of a split, weighted differently so that each piece's sensitivity is checked."""
+    return tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.split(x, [1, 4]))])
+
+
+CASES = {
+    "reshape": [
+        (lambda x: tl.reshape(x, (3, 2)), A),
+        (lambda x: tl.reshape(x, (-1,)), A),
+        (lambda x: tl.reshape(x, (1, 1)), S),
+    ],
+    "ravel": [(tl.ravel, A), (tl.ravel, S)],
+    "transpose": [(tl.transpose, A), (lambda x: tl.transpose(x, (1, 2, 0)), T)],
+    "swapaxes": [(lambda x: tl.swapaxes(x, 0, 2), T), (lambda x: tl.swapaxes(x, -1, 0), A)],
+    "moveaxis": [(lambda x: tl.moveaxis(x, 0, -1), T), (lambda x: tl.moveaxis(x, (0, 1), (2, 0)), T)],
+    "expand_dims": [(lambda x: tl.expand_dims(x, 1), A), (lambda x: tl.expand_dims(x, (0, -1)), A)],
+    "squeeze": [(tl.squeeze, T), (lambda x: tl.squeeze(x, 1), T), (lambda x: tl.squeeze(x, axis=(1,)), T)],
+    "broadcast_to": [
+        (lambda x: tl.broadcast_to(x, (4, 2, 3)), A),
+        (lambda x: tl.broadcast_to(x, (2, 5, 3)), T),
+        (lambda x: tl.broadcast_to(x, (3, 2)), S),
+    ],
+    "concatenate": [
+        (lambda x, y: tl.concatenate([x, y]), A, B),
+        (lambda x, y: tl.concatenate([x, y, x], axis=1), A, B),
+        (lambda x, y: tl.concatenate([x, y], axis=None), A, C),
+        (lambda x, y: tl.concatenate([x, y], axis=0), E, C),
+    ],
+    "stack": [(lambda x, y: tl.stack([x, y]), A, B), (lambda x, y: tl.stack([x, y, x], axis=-1), A, B)],
+    "split": [(pieces, V), (lambda x: tl.split(x, 2, axis=1)[0] * tl.split(x, 2, axis=1)[1], rand(2, 4))],
+    "flip": [(tl.flip, A), (lambda x: tl.flip(x, 1), A), (lambda x: tl.flip(x, (0, 2)), T)],
+    "roll": [(lambda x: tl.roll(x, 2), A), (lambda x: tl.roll(x, (1, -1), axis=(0, 1)), A)],
+    "tile": [(lambda x: tl.tile(x, 2), A), (lambda x: tl.tile(x, (2, 1, 2)), A), (lambda x: tl.tile(x, (3,)), S)],
+    "repeat": [
+        (lambda x: tl.repeat(x, 2), A),
+        (lambda x: tl.repeat(x, 3, axis=1), A),
+        (lambda x: tl.repeat(x, 2, axis=0), E),
+    ],
+    "pad": [
+        (lambda x: tl.pad(x, 1), A),
+        (lambda x: tl.pad(x, ((0, 2), (1, 0))), A),
+        (lambda x: tl.pad(x, (2, 1), constant_values=3.0), V),
+    ],
+    "copy": [(tl.copy, A)],
+}
+
+
+def test_every_shape_rule_has_a_case():
+    missing = [n for n in ruled("shape") if n not in CASES]
+    assert not missing, f"shape rules without a test case: {missing}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_shape_rule(name, backend):
+    for f, *args in CASES[name]:
+        check(f, *args, backend=backend)
+
+
+COMPOSITES = [
+    (lambda x, y: tl.hstack([x, y]), A, B),
+    (lambda x, y: tl.vstack([x, y]), V, V),
+    (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), S),
+    (lambda x: tl.fliplr(x) * tl.flipud(x), A),
+    (lambda x: tl.diff(x, 2), V),
+    (lambda x: tl.array_split(x, 4)[3], V),
+    (tl.matrix_transpose, T),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", range(len(COMPOSITES)))
+def test_composites_of_shape_operations(case, backend):
+    f, *args = COMPOSITES[case]
+    check(f, *args, backend=backend)
+
+
+def test_split_records_one_split_per_piece():
+    x = tl.param(np.arange(6.0))
+    pieces = tl.split(x, 3)
+    assert [p.tracker.f.name for p in pieces] == ["split"] * 3
+    assert [tl.data(p).tolist() for p in pieces] == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_concatenate_records_one_call_with_every_array():
+    x, y = tl.param([1.0]), tl.param([2.0, 3.0])
+    z = tl.concatenate([x, y, np.array([4.0])])
+    assert z.tracker.f.name == "concatenate" and len(z.tracker.f.args) == 3
+    tl.back_(z, [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(x.grad, [1.0])
+    np.testing.assert_array_equal(y.grad, [2.0, 3.0])
+
+
+def test_pad_modes_other_than_constant_are_a_clear_error():
+    with pytest.raises(ValueError, match="pad: mode='reflect' has no gradient rule"):
+        tl.pad(tl.param([1.0, 2.0]), 1, mode="reflect")

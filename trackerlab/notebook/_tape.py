@@ -1,0 +1,184 @@
+"""What every display needs from a tape: its nodes in order, the constants among the arguments, the
+names the user gave, and short summaries of values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracked import Tracked, _TrackedValue
+
+__all__ = ["Entry", "as_node", "label_map", "short", "tape", "to_numpy"]
+
+
+def as_node(y, who: str) -> Tracked:
+    """The ``Tracked`` node behind ``y`` (a tracked value or a node), or a clear error."""
+    if isinstance(y, _TrackedValue):
+        return y.tracker
+    if isinstance(y, Tracked):
+        return y
+    raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); make its inputs parameters with tl.param")
+
+
+def label_map(labels, who: str) -> dict:
+    """``labels`` (a mapping from tracked values or nodes to names) keyed by node."""
+    if labels is None:
+        return {}
+    if not hasattr(labels, "items"):
+        raise TypeError(f"{who}: labels must be a mapping from tracked values to names (got {type(labels).__name__})")
+    out = {}
+    for key, name in labels.items():
+        node = key.tracker if isinstance(key, _TrackedValue) else key
+        if not isinstance(node, Tracked):
+            raise TypeError(f"{who}: labels has a key of type {type(key).__name__}; keys must be tracked values")
+        out[node] = str(name)
+    return out
+
+
+class Entry:
+    """One value on the tape as the displays see it: a node, or a constant argument of a call.
+
+    ``key`` is ``"n0"``, ``"n1"``, … in topological order (arguments before the calls that use them),
+    ``node`` the ``Tracked`` node (``None`` for a constant), ``value`` the constant itself, and
+    ``args`` the keys of the call's operands with their argument positions.
+    """
+
+    __slots__ = ("args", "const", "key", "node", "settings", "value")
+
+    def __init__(self, key, node=None, value=None, const=False):
+        self.key = key
+        self.node = node
+        self.value = value
+        self.const = const
+        self.args: list[tuple[str, int]] = []
+        self.settings: tuple = ()
+
+    @property
+    def op(self) -> str:
+        return "const" if self.const else self.node.f.name
+
+    @property
+    def data(self):
+        return self.value if self.const else self.node.data
+
+    @property
+    def isleaf(self) -> bool:
+        return (not self.const) and self.node.isleaf
+
+
+def _operand_count(call) -> int:
+    arity = getattr(call.func, "arity", None)
+    if arity is None or not hasattr(call.func, "rule"):
+        return len(call.args)
+    return arity
+
+
+def tape(root: Tracked) -> list[Entry]:
+    """Every value on the tape of ``root`` once, in topological order, without recursion.
+
+    Operands that are not tracked become constant entries (one per use); arguments after an
+    operation's operands (the shape of ``reshape``, say) are kept as the call's ``settings``.
+    """
+    entries: list[Entry] = []
+    seen: dict[Tracked, Entry] = {}
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in seen:
+            continue
+        if not expanded and not node.isleaf:
+            stack.append((node, True))
+            for arg in reversed(node.f.args):
+                if type(arg) is Tracked and arg not in seen:
+                    stack.append((arg, False))
+            continue
+        entry = Entry(None, node)
+        if not node.isleaf:
+            call = node.f
+            n = _operand_count(call)
+            for position, arg in enumerate(call.args[:n]):
+                if type(arg) is Tracked:
+                    entry.args.append((seen[arg].key, position))
+                else:
+                    const = Entry(f"n{len(entries)}", value=arg, const=True)
+                    entries.append(const)
+                    entry.args.append((const.key, position))
+            entry.settings = tuple(call.args[n:])
+        entry.key = f"n{len(entries)}"
+        seen[node] = entry
+        entries.append(entry)
+    return entries
+
+
+# ----------------------------------------------------------------------------------------------------
+# Values as short text
+
+
+def to_numpy(x):
+    """A NumPy copy of an array of any backend (cupy, array-API), for display only."""
+    if isinstance(x, np.ndarray | np.generic | float | int | bool | complex):
+        return np.asarray(x)
+    if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
+        return x.get()
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError):
+        return np.from_dlpack(x)
+
+
+def number(v) -> str:
+    """A scalar in at most about 6 significant digits: ``17``, ``0.333333``, ``1.2e-08``, ``nan``."""
+    if isinstance(v, complex | np.complexfloating):
+        return f"{number(v.real)}{'+' if v.imag >= 0 else '-'}{number(abs(v.imag))}j"
+    v = float(v)
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.6g}"
+
+
+def short(x, limit: int = 6) -> str:
+    """A one-line summary of a value: the number itself, a few elements, or the range."""
+    if x is None:
+        return "—"
+    if isinstance(x, _TrackedValue | Tracked):
+        x = x.data
+    if callable(x) and not hasattr(x, "shape"):
+        return getattr(x, "__name__", type(x).__name__)
+    if isinstance(x, str | slice | tuple | list | type(Ellipsis)) and not _numeric_list(x):
+        return repr(x)
+    try:
+        a = to_numpy(x)
+    except (TypeError, ValueError, RuntimeError):
+        return repr(x)
+    if a.dtype.kind not in "biufc":
+        return repr(x)
+    if a.ndim == 0:
+        return number(a[()])
+    if a.size == 0:
+        return "[]"
+    if a.size <= limit:
+        flat = ", ".join(number(v) for v in a.reshape(-1))
+        return f"[{flat}]" if a.ndim == 1 else f"[{flat}] ({'×'.join(map(str, a.shape))})"
+    finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
+    if finite.size == 0:
+        return "all nan/inf"
+    return f"{number(finite.min())} … {number(finite.max())}"
+
+
+def _numeric_list(x) -> bool:
+    return isinstance(x, list | tuple) and len(x) > 0 and all(isinstance(v, int | float) for v in x)
+
+
+def shape_text(shape: tuple) -> str:
+    return "scalar" if not shape else "×".join(str(n) for n in shape)
+
+
+def dtype_text(x) -> str:
+    if isinstance(x, float):
+        return "float64"
+    if isinstance(x, int):
+        return "int"
+    return str(getattr(x, "dtype", type(x).__name__))

@@ -1,0 +1,337 @@
+"""Matrix functions and their gradient rules (family ``linalg``): ``trace``, ``diagonal``, ``diag``,
+``triu``/``tril``, ``inv``, ``det``, ``slogdet``, ``solve``, ``cholesky`` and ``norm``.
+
+Stacks of matrices (``(..., n, n)``) work wherever NumPy's ``linalg`` accepts them. Pullbacks are
+written with ``inv``, ``solve`` and ``matmul`` themselves, so they can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ops import defop, register_rules
+from ._util import composite, wrapper
+
+
+def _diagonal_mask(xp, n: int, m: int, offset: int, dtype):
+    """The ``(n, m)`` matrix with ones on diagonal ``offset`` (a constant of the backend)."""
+    rows = xp.reshape(xp.arange(n), (n, 1))
+    cols = xp.reshape(xp.arange(m), (1, m))
+    return xp.astype((cols - rows) == offset, dtype)
+
+
+def _triangle_mask(xp, n: int, m: int, k: int, upper: bool):
+    rows = xp.reshape(xp.arange(n), (n, 1))
+    cols = xp.reshape(xp.arange(m), (1, m))
+    return (cols - rows) >= k if upper else (cols - rows) <= k
+
+
+def _to_last(x, axis1: int, axis2: int):
+    """``x`` with ``axis1`` and ``axis2`` moved to the end."""
+    xp = ns(x)
+    return xp.moveaxis(array(x), (axis1, axis2), (-2, -1))
+
+
+def _diagonal(x, offset=0, axis1=0, axis2=1):
+    return ns(x).linalg.diagonal(_to_last(x, axis1, axis2), offset=offset)
+
+
+def _trace(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if dtype is not None or out is not None:
+        raise TypeError("trace: dtype= and out= are not supported on tracked values")
+    return ns(x).sum(_diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+def _diag(x, k=0):
+    ns(x)
+    x = array(x)
+    if x.ndim == 2:
+        return _diagonal(x, k)
+    if x.ndim != 1:
+        raise ValueError("diag: the input must be 1-D or 2-D")
+    n = x.shape[0] + (k if k > 0 else -k)
+    return _embed(x, n, n, k)
+
+
+def _embed(v, n: int, m: int, offset: int):
+    """The stack of ``(n, m)`` matrices with ``v[..., i]`` on diagonal ``offset`` and zeros elsewhere.
+
+    ``v`` is padded to one entry per row (the row of its diagonal element), then spread along the row
+    by the diagonal's mask: only tracked operations on ``v``, so the result can be differentiated again.
+    """
+    row0 = -offset if offset < 0 else 0
+    k = shape(v)[-1]
+    widths = [(0, 0)] * (len(shape(v)) - 1) + [(row0, n - row0 - k)]
+    rows = pad(v, widths) if row0 or n - row0 - k else v
+    xp = ns(v)
+    return expand_dims(rows, -1) * _diagonal_mask(xp, n, m, offset, getattr(data(v), "dtype", xp.float64))
+
+
+def _triangle(upper: bool):
+    def impl(x, k=0):
+        xp = ns(x)
+        x = array(x)
+        keep = _triangle_mask(xp, x.shape[-2], x.shape[-1], k, upper)
+        return xp.where(keep, x, xp.zeros_like(x))
+
+    impl.__name__ = "triu" if upper else "tril"
+    return impl
+
+
+def _linalg(name: str):
+    def impl(x):
+        return getattr(ns(x).linalg, name)(x)
+
+    impl.__name__ = name
+    return impl
+
+
+def _solve(a, b):
+    return ns(a, b).linalg.solve(a, b)
+
+
+def _cholesky(x, upper=False):
+    L = ns(x).linalg.cholesky(x)
+    return mT_plain(L) if upper else L
+
+
+def mT_plain(x):
+    n = x.ndim
+    return ns(x).permute_dims(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _norm_axes(ndim: int, ord, axis) -> tuple:  # noqa: A002  (NumPy's argument names)
+    """``('vector', axes)`` or ``('matrix', (row, col))``, as ``numpy.linalg.norm`` reads its arguments."""
+    if axis is None:
+        if ord is None or ndim == 1:
+            return "vector", tuple(range(ndim))
+        if ndim == 2:
+            return "matrix", (0, 1)
+        raise ValueError("norm: an ord is given for an array of more than 2 dimensions; pass axis")
+    if isinstance(axis, int):
+        return "vector", (axis % ndim,)
+    if len(axis) == 1:
+        return "vector", (axis[0] % ndim,)
+    if len(axis) == 2:
+        return "matrix", (axis[0] % ndim, axis[1] % ndim)
+    raise ValueError("norm: axis must be an int or a pair of ints")
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
+    xp = ns(x)
+    x = array(x)
+    kind, axes = _norm_axes(x.ndim, ord, axis)
+    if kind == "vector" or ord in (None, "fro"):
+        p = 2 if ord in (None, "fro") else ord
+        return xp.linalg.vector_norm(x, axis=axes, keepdims=keepdims, ord=p)
+    row, col = axes
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, reduced = (row, col) if ord in (1, -1) else (col, row)
+        sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
+        best = xp.max(sums, axis=reduced, keepdims=True) if ord > 0 else xp.min(sums, axis=reduced, keepdims=True)
+        return best if keepdims else xp.reshape(best, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    moved = xp.moveaxis(x, (row, col), (-2, -1))
+    out = xp.linalg.matrix_norm(moved, ord=ord, keepdims=False)
+    return xp.expand_dims(xp.expand_dims(out, axis=min(axes)), axis=max(axes)) if keepdims else out
+
+
+trace = defop("trace", _trace, arity=1, family="linalg")
+diagonal = defop("diagonal", _diagonal, arity=1, family="linalg")
+diag = defop("diag", _diag, arity=1, family="linalg")
+triu = defop("triu", _triangle(True), arity=1, family="linalg")
+tril = defop("tril", _triangle(False), arity=1, family="linalg")
+inv = defop("inv", _linalg("inv"), family="linalg")
+det = defop("det", _linalg("det"), family="linalg")
+_slogdet_op = defop("slogdet", lambda x: ns(x).linalg.slogdet(x)[1], family="linalg", doc="log |det x|")
+solve = defop("solve", _solve, family="linalg")
+cholesky = defop("cholesky", _cholesky, arity=1, family="linalg")
+_norm_op = defop("norm", _norm, arity=1, family="linalg", doc="Vector and matrix norms, as numpy.linalg.norm.")
+
+
+@wrapper("slogdet")
+def slogdet(x):
+    """``(sign, logabsdet)`` of the determinant, as ``numpy.linalg.slogdet``; ``logabsdet`` is tracked.
+
+    >>> import trackerlab as tl
+    >>> sign, logdet = tl.slogdet(tl.param([[2.0, 0.0], [0.0, -3.0]]))
+    >>> float(sign), round(float(logdet), 6)
+    (-1.0, 1.791759)
+    """
+    plain = data(x)
+    return ns(plain).linalg.slogdet(array(plain))[0], _slogdet_op(x)
+
+
+@wrapper("norm")
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
+    """``numpy.linalg.norm``: vector p-norms and the Frobenius, 1, -1, inf and -inf matrix norms.
+
+    The matrix 2-norm and nuclear norm need the SVD, which has no gradient rule here: on tracked
+    values they are an error.
+
+    >>> import trackerlab as tl
+    >>> tl.norm(tl.param([3.0, 4.0]))
+    5.0 (tracked)
+    """
+    kind, _ = _norm_axes(len(shape(x)), ord, axis)
+    if kind == "matrix" and ord in (2, -2, "nuc") and istracked(x):
+        raise TypeError(f"norm: ord={ord!r} of a matrix needs the SVD, which trackerlab has no gradient rule for")
+    return _norm_op(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+@composite("linalg")
+def matrix_power(x, n: int):
+    """``x`` multiplied by itself ``n`` times (``n < 0``: of its inverse), by repeated squaring."""
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    while n:
+        if n & 1:
+            result = x if result is None else matmul(result, x)
+        n >>= 1
+        if n:
+            x = matmul(x, x)
+    if result is None:
+        xp = ns(x)
+        plain = data(x)
+        return xp.broadcast_to(xp.eye(shape(x)[-1], dtype=plain.dtype), shape(x))
+    return result
+
+
+@composite("linalg")
+def multi_dot(arrays):
+    """The product of a sequence of matrices, left to right."""
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = dot(result, a)
+    return result
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pullbacks
+
+
+def _diagonal_rule(g, ans, x, offset=0, axis1=0, axis2=1):
+    n, m = shape(x)[axis1], shape(x)[axis2]
+    ndim = len(shape(x))
+    return moveaxis(_embed(g, n, m, offset), (-2, -1), (axis1 % ndim, axis2 % ndim))
+
+
+def _trace_rule(g, ans, x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    n, m = shape(x)[axis1], shape(x)[axis2]
+    ndim = len(shape(x))
+    xp = ns(ans)
+    eye = _diagonal_mask(xp, n, m, offset, getattr(data(x), "dtype", xp.float64))
+    full = expand_dims(lift(g, x), (-2, -1)) * eye
+    return moveaxis(full, (-2, -1), (axis1 % ndim, axis2 % ndim))
+
+
+def _diag_rule(g, ans, x, k=0):
+    if len(shape(x)) == 2:
+        return _diagonal_rule(g, ans, x, k)
+    return diagonal(g, k)
+
+
+def _triangle_rule(upper: bool):
+    def pullback(g, ans, x, k=0):
+        xp = ns(ans)
+        return g * mask(_triangle_mask(xp, shape(x)[-2], shape(x)[-1], k, upper), ans)
+
+    return pullback
+
+
+def _det_rule(g, ans, x):
+    # d det(x) = det(x) tr(x⁻¹ dx)
+    return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x))
+
+
+def _slogdet_rule(g, ans, x):
+    return expand_dims(lift(g, ans), (-2, -1)) * mT(inv(x))
+
+
+def _solve_parts(g, ans, a, b):
+    """``(ḡ_b, ans)`` as stacks of column matrices: ``ḡ_b = a⁻ᵀ g`` solves the transposed system."""
+    if len(shape(b)) == 1:  # NumPy 2: a 1-D b is one vector, whatever a's batch
+        g, ans = expand_dims(g, -1), expand_dims(ans, -1)
+    return solve(mT(a), g), ans
+
+
+def _solve_a(g, ans, a, b):
+    gb, x = _solve_parts(g, ans, a, b)
+    return unbroadcast(a, -matmul(gb, mT(x)))
+
+
+def _solve_b(g, ans, a, b):
+    gb, _ = _solve_parts(g, ans, a, b)
+    if len(shape(b)) == 1:
+        gb = reshape(gb, shape(gb)[:-1])
+    return unbroadcast(b, gb)
+
+
+def _cholesky_rule(g, ans, x, upper=False):
+    # Murray (2016): Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ taking the lower triangle with the diagonal halved
+    L, Lbar = (mT(ans), mT(g)) if upper else (ans, g)
+    n = shape(x)[-1]
+    xp = ns(ans)
+    dtype = getattr(data(ans), "dtype", xp.float64)
+    half = 1.0 - 0.5 * xp.eye(n, dtype=dtype)
+    phi = tril(matmul(mT(L), Lbar)) * half
+    L_inv = inv(L)
+    S = matmul(matmul(mT(L_inv), phi), L_inv)
+    return 0.5 * (S + mT(S))
+
+
+def _norm_rule(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
+    kind, axes = _norm_axes(len(shape(x)), ord, axis)
+    g = spread(g, x, axes, keepdims)
+    norm_ = spread(ans, x, axes, keepdims)
+    plain, size_ = data(x), data(norm_)
+    if ord in (None, "fro", 2) and (kind == "vector" or ord != 2):
+        return g * x / (norm_ + mask(size_ == 0, plain))
+    if kind == "vector":
+        if ord in (math.inf, -math.inf):
+            return g * sign(x) * _shared(abs_plain(plain) == size_, axes, plain)
+        if ord == 0:
+            return g * 0.0
+        if ord == 1:
+            return g * sign(x)
+        safe = norm_ + mask(size_ == 0, plain)
+        return g * sign(x) * (abs(x) / safe) ** (ord - 1)
+    row, col = axes
+    if ord in (1, -1, math.inf, -math.inf):
+        summed = row if ord in (1, -1) else col
+        sums = ns(plain).sum(abs_plain(plain), axis=summed, keepdims=True)
+        # every row of a winning column is a hit: count the columns (rows) that tie, not their elements
+        return g * sign(x) * (_shared(sums == size_, axes, plain) * shape(x)[summed])
+    raise TypeError(f"norm: ord={ord!r} of a matrix needs the SVD, which trackerlab has no gradient rule for")
+
+
+def abs_plain(v):
+    return ns(v).abs(array(v))
+
+
+def _shared(hit, axes, like):
+    """A winner mask (plain booleans) as weights that share the sensitivity evenly between ties."""
+    weights = mask(hit, like)
+    return weights / ns(weights).sum(weights, axis=axes, keepdims=True)
+
+
+RULES = {
+    "trace": (_trace_rule,),
+    "diagonal": (_diagonal_rule,),
+    "diag": (_diag_rule,),
+    "triu": (_triangle_rule(True),),
+    "tril": (_triangle_rule(False),),
+    "inv": (lambda g, ans, x: -matmul(matmul(mT(ans), g), mT(ans)),),
+    "det": (_det_rule,),
+    "slogdet": (_slogdet_rule,),
+    "solve": (_solve_a, _solve_b),
+    "cholesky": (_cholesky_rule,),
+    "norm": (_norm_rule,),
+}
+register_rules("linalg", RULES)
+
+from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
+from ._util import array, lift, mask, mT, ns, shape, sign, spread, unbroadcast  # noqa: E402
+from .elementwise import abs  # noqa: E402
+from .linalg import dot, matmul  # noqa: E402
+from .shape import expand_dims, moveaxis, pad, reshape  # noqa: E402
