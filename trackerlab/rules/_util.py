@@ -113,6 +113,8 @@ def spread(g, x, axis=None, keepdims=False):
     """Undo a reduction of ``x`` over ``axis``: give ``g`` back its reduced axes (size 1), then broadcast it."""
     target = shape(x)
     g = lift(g, x)
+    if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
+        return broadcast_to(g, target)
     if not keepdims and target:
         axes = axes_of(axis, len(target))
         g = reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))

@@ -21,6 +21,7 @@ _LN10 = math.log(10.0)
 def _unary(name: str, scalar=None, array_name: str | None = None, fallback=None):
     """The forward of a unary function: ``math`` on Python floats, the backend's namespace otherwise."""
     array_name = array_name or name
+    resolved = {}  # array type -> the namespace's function, looked up once per type
 
     def impl(x):
         if scalar is not None and type(x) is float:
@@ -28,11 +29,17 @@ def _unary(name: str, scalar=None, array_name: str | None = None, fallback=None)
                 return scalar(x)
             except (ValueError, OverflowError, ZeroDivisionError):  # math raises where NumPy gives nan or inf
                 pass
+        f = resolved.get(type(x))
+        if f is not None:
+            return f(x)
         xp = namespace(x)
         f = getattr(xp, array_name, None)
         if f is None:
             return fallback(xp, x)
-        return f(x) if hasattr(x, "shape") else f(xp.asarray(x))
+        if not hasattr(x, "shape"):
+            return f(xp.asarray(x))
+        resolved[type(x)] = f
+        return f(x)
 
     impl.__name__ = name
     return impl

@@ -135,11 +135,15 @@ def _as_matrices(g, x, y):
 
 
 def _matmul_x(g, ans, x, y):
+    if len(shape(x)) == 2 and len(shape(y)) == 2:  # matrix times matrix, the common case: g yᵀ
+        return matmul(g, mT(y))
     g2, x2, y2 = _as_matrices(g, x, y)
     return reshape(unbroadcast(x2, matmul(g2, mT(y2))), shape(x))
 
 
 def _matmul_y(g, ans, x, y):
+    if len(shape(x)) == 2 and len(shape(y)) in (1, 2):  # a matrix times a matrix or a vector: xᵀ g
+        return matmul(mT(x), g)
     g2, x2, y2 = _as_matrices(g, x, y)
     return reshape(unbroadcast(y2, matmul(mT(x2), g2)), shape(y))
 

@@ -1,0 +1,99 @@
+"""The stepper and ``%%track`` in a real JupyterLab, driven in headless Chromium."""
+
+from __future__ import annotations
+
+from labkit import stepper_notebook, track_notebook, write_notebook
+
+KERNEL_IDLE = """(name) => {
+    const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    if (!widget || !widget.context || widget.context.path !== name) return false;
+    const session = widget.sessionContext;
+    const kernel = session && session.session && session.session.kernel;
+    return !!kernel && session.isReady && kernel.status === "idle";
+}"""
+
+
+def open_and_run_all(page, lab, name: str):
+    """Open a notebook, wait until its kernel is idle, run every cell, and wait until it is idle again."""
+    page.goto(lab.url(f"lab/workspaces/{name.replace('.', '-')}/tree/{name}"))
+    page.wait_for_function(KERNEL_IDLE, arg=name, polling=250)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        """() => { const prompts = [...document.querySelectorAll('.jp-Notebook .jp-Cell .jp-InputArea-prompt')];
+                   return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent)); }""",
+        polling=250,
+    )
+    page.wait_for_function(KERNEL_IDLE, arg=name, polling=250)
+
+
+def frame_text(page) -> str:
+    return page.locator(".tl-stepper .tl-frame-text:visible").inner_text()
+
+
+def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
+    write_notebook(stepper_notebook(), lab.root / "stepper.ipynb")
+    open_and_run_all(page, lab, "stepper.ipynb")
+    stepper = page.locator(".tl-stepper")
+    stepper.wait_for()
+    assert frame_text(page).splitlines()[:2] == ["step 1 of 4: y = add(c, a)", "Δ arrived: 1.0  (the seed)"]
+    assert stepper.locator(".tl-frame-drawing svg:visible").count() == 1
+
+    next_button = stepper.get_by_role("button", name="next ▶")
+    assert next_button.is_visible() and stepper.locator(".tl-static-note").is_hidden()
+    next_button.click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tl-frame-text')].some(e => e.offsetParent && "
+        "e.textContent.startsWith('step 2 of 4'))"
+    )
+    lines = frame_text(page).splitlines()
+    assert lines[0] == "step 2 of 4: c = multiply(a, b)"
+    assert "  → a: Δ·b = 1.0 × 3.0 = 3.0  (a now holds 1.0 + 3.0 = 4.0)" in lines
+    assert "  → b: Δ·a = 1.0 × 2.0 = 2.0" in lines
+    stepper.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "lab-stepper-step2.png"))
+
+    next_button.click()
+    next_button.click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tl-frame-text')].some(e => e.offsetParent && "
+        "e.textContent.startsWith('step 4 of 4'))"
+    )
+    lines = frame_text(page).splitlines()
+    assert lines[0] == "step 4 of 4: b (a leaf)"
+    assert lines[-1] == "grads so far: a = 4.0, b = 2.0"
+    assert next_button.is_disabled()
+    drawing = stepper.locator(".tl-frame-drawing svg:visible")
+    assert drawing.locator("text", has_text="b = param").count() == 1
+    stepper.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "lab-stepper.png"), full_page=False)
+
+    # the keyboard steps too: the slider's handle takes the arrow keys
+    stepper.locator(".tl-step-slider .noUi-handle").focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tl-frame-text')].some(e => e.offsetParent && "
+        "e.textContent.startsWith('step 3 of 4'))"
+    )
+    assert frame_text(page).splitlines()[1] == "Δ arrived: 1.0 + 3.0 = 4.0  (used 2 times: from y, c)"
+    assert not page.errors
+
+
+def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
+    write_notebook(track_notebook(), lab.root / "track.ipynb")
+    open_and_run_all(page, lab, "track.ipynb")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    drawing = cells.nth(1).locator(".jp-OutputArea-output img, .jp-OutputArea-output svg").first
+    drawing.wait_for()
+    box = drawing.bounding_box()
+    assert box["width"] > 100 and box["height"] > 50
+    source = drawing.get_attribute("src") or drawing.inner_html()
+    from urllib.parse import unquote
+
+    svg = unquote(source)
+    for label in ("w = param", "x = param", "h = multiply", "loss = add"):
+        assert label in svg
+    # d loss / dw = 2hx + 1 = 2 × (-0.75) × (-1.5) + 1; d loss / dx = 2hw = 2 × (-0.75) × 0.5
+    assert cells.nth(2).locator(".jp-OutputArea-output").inner_text().strip() == "3.25 -0.75"
+    drawing.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "lab-track.png"))
+    assert not page.errors

@@ -1,0 +1,151 @@
+"""The ``%%track`` and ``%tape`` magics in IPython's test shell, with rich display types enabled."""
+
+from __future__ import annotations
+
+import pytest
+from IPython import get_ipython
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+import trackerlab as tl
+
+RICH = ["text/plain", "text/html", "image/svg+xml", "image/png", "application/vnd.jupyter.widget-view+json"]
+
+
+@pytest.fixture
+def ip():
+    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
+    shell.display_formatter.active_types = RICH
+    shell.run_line_magic("load_ext", "trackerlab")
+    shell.user_ns.update({"a": 2.0, "b": 3.0, "tl": tl})
+    yield shell
+    for name in ("a", "b", "c", "y", "w", "q", "z", "loss", "before", "after", "h", "tl"):
+        shell.user_ns.pop(name, None)
+
+
+def run(ip, source):
+    with capture_output() as captured:
+        result = ip.run_cell(source)
+    return result, captured
+
+
+def svgs(captured) -> list[str]:
+    return [out.data["image/svg+xml"] for out in captured.outputs if "image/svg+xml" in out.data]
+
+
+def test_track_makes_params_runs_the_cell_and_draws_its_tape(ip):
+    result, captured = run(ip, "%%track -p a b\nc = a * b\ny = c + a\ny")
+    assert result.success
+    ns = ip.user_ns
+    assert tl.isleaf(ns["a"]) and tl.isleaf(ns["b"])
+    assert tl.data(ns["y"]) == 8.0
+    assert str(result.result) == "8.0 (tracked)"  # the cell's value, as a cell gives it
+    [drawing] = svgs(captured)
+    for label in ("a = param", "b = param", "c = multiply", "y = add"):
+        assert f">{label}<" in drawing
+    assert tl.grad(ns["a"]) == 0.0  # no --back, no gradients
+
+
+def test_track_back_accumulates_and_draws_grads(ip):
+    result, captured = run(ip, "%%track -p a b --back y\nc = a * b\ny = c + a")
+    assert result.success and result.result is None
+    assert (tl.grad(ip.user_ns["a"]), tl.grad(ip.user_ns["b"])) == (4.0, 2.0)
+    [drawing] = svgs(captured)
+    assert ">grad 4<" in drawing and ">grad 2<" in drawing
+
+
+def test_track_step_shows_the_stepper(ip):
+    import ipywidgets
+
+    result, captured = run(ip, "%%track -p a b --back y --step\nc = a * b\ny = c + a")
+    assert result.success
+    assert not svgs(captured)
+    [view] = [o.data["application/vnd.jupyter.widget-view+json"] for o in captured.outputs if o.data.get(RICH[-1])]
+    stepper = ipywidgets.widgets.widget._instances[view["model_id"]]
+    assert isinstance(stepper, tl.BackpropStepper)
+    assert [s["node"] for s in stepper.steps] == ["y", "c", "a", "b"]
+    assert stepper.steps[-1]["grads"] == {"a": 4.0, "b": 2.0}
+
+
+def test_track_no_graph_draws_nothing(ip):
+    result, captured = run(ip, "%%track -p a --no-graph\ny = a * a")
+    assert result.success and not captured.outputs
+    assert tl.data(ip.user_ns["y"]) == 4.0
+
+
+def test_magics_inside_the_cell_work(ip):
+    result, captured = run(ip, "%%track -p a\n%time w = a * 3\nw")
+    assert result.success
+    assert str(result.result) == "6.0 (tracked)"
+    assert "Wall time" in captured.stdout
+    assert len(svgs(captured)) == 1
+
+
+def test_an_exception_gives_a_normal_traceback_and_a_failed_cell(ip):
+    source = "%%track -p a\nbefore = a * 2\nq = 1 / 0\nafter = 1"
+    result, captured = run(ip, source)
+    assert not result.success
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    assert "before" in ip.user_ns and "after" not in ip.user_ns  # as plain Python leaves it
+    assert "----> 3 q = 1 / 0" in captured.stdout
+    assert "magics.py" not in captured.stdout
+    assert not svgs(captured)
+
+
+def test_the_drawing_labels_values_by_the_cells_names_only(ip):
+    ip.user_ns["h"] = tl.param(5.0)
+    result, captured = run(ip, "%%track -p a\nz = a * 2\nloss = z + a")
+    assert result.success
+    [drawing] = svgs(captured)
+    assert ">z = multiply<" in drawing and ">loss = add<" in drawing and ">a = param<" in drawing
+    assert ">h = " not in drawing
+
+
+def test_independent_results_are_drawn_each(ip):
+    result, captured = run(ip, "%%track -p a b\nz = a * 2\nc = z + 1\ny = b * b")
+    assert result.success
+    drawings = svgs(captured)
+    assert len(drawings) == 2
+    assert ">c = add<" in drawings[0] and ">y = multiply<" in drawings[1]
+
+
+def test_bad_options_are_usage_errors_naming_the_option(ip):
+    with pytest.raises(UsageError, match="unrecognized arguments: --bogus"):
+        ip.run_cell_magic("track", "--bogus", "y = 1")
+    with pytest.raises(UsageError, match=r"%%track -p: no variable named 'nothere' in the namespace"):
+        ip.run_cell_magic("track", "-p a nothere", "y = 1")
+    assert not tl.istracked(ip.user_ns["a"])  # nothing was changed
+    with pytest.raises(UsageError, match=r"%%track --step needs --back NAME"):
+        ip.run_cell_magic("track", "--step", "y = 1")
+    with pytest.raises(UsageError, match=r"%%track --back: no variable named 'loss'"):
+        ip.run_cell_magic("track", "-p a --back loss", "y = a * 2")
+    with pytest.raises(UsageError, match=r"%%track --back: y is not tracked \(it is a float\)"):
+        ip.run_cell_magic("track", "--back y", "y = 1.5")
+    with pytest.raises(UsageError, match=r"%%track --back y: back_: y has shape \(2,\); pass a sensitivity Δ"):
+        ip.run_cell_magic("track", "--back y", "y = tl.param([1.0, 2.0]) * 2")
+
+
+def test_track_help_lists_the_options(ip):
+    doc = ip.find_cell_magic("track").__doc__
+    for option in ("-p NAME", "--back NAME", "--step", "--no-graph"):
+        assert option in doc
+    with capture_output() as captured:
+        ip.run_cell("%%track?")
+    assert "--no-graph" in captured.stdout and "make these variables params first" in captured.stdout
+
+
+def test_tape_draws_a_value_with_the_namespace_names(ip):
+    run(ip, "%%track -p a b --no-graph\nc = a * b\ny = c + a")
+    with capture_output() as captured:
+        ip.run_line_magic("tape", "y")
+    [drawing] = svgs(captured)
+    for label in ("a = param", "b = param", "c = multiply", "y = add"):
+        assert f">{label}<" in drawing
+    with pytest.raises(UsageError, match=r"%tape: no variable named 'nothere'"):
+        ip.run_line_magic("tape", "nothere")
+    ip.user_ns["q"] = 1.0
+    with pytest.raises(UsageError, match=r"%tape: q is not tracked"):
+        ip.run_line_magic("tape", "q")
+    with pytest.raises(UsageError, match="the following arguments are required: name"):
+        ip.run_line_magic("tape", "")

@@ -1,0 +1,301 @@
+"""The stepper widget without a browser: its frames against the engine's walk, its controls, its limits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import traitlets
+
+import trackerlab as tl
+from trackerlab.notebook._frames import CHAIN
+
+
+def shared_use():
+    a, b = tl.param(2.0), tl.param(3.0)
+    c = a * b
+    y = c + a
+    return y, {a: "a", b: "b", c: "c", y: "y"}
+
+
+def test_frames_follow_the_walk_step_by_step():
+    x = tl.param(0.5)
+    y = tl.sin(x * x) / tl.exp(x) - tl.tanh(x)
+    stepper = tl.BackpropStepper(y)
+    walk = list(tl.backprop_steps(y))
+    assert len(stepper) == len(walk) == len(stepper.steps)
+    for frame, step in zip(stepper.steps, walk):
+        assert frame["index"] == step.index
+        assert frame["op"] == step.op
+        assert frame["delta"] == pytest.approx(float(step.delta))
+        sent = [s for a, s in zip(step.args, step.sent) if a is not None]
+        assert [e["value"] for e in frame["sent"]] == pytest.approx([float(s) for s in sent])
+
+
+def test_the_last_frame_grads_equal_back():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    stepper.index = len(stepper) - 1
+    assert stepper.steps[-1]["grads"] == {"a": 4.0, "b": 2.0}
+    a, b = (node for node, name in labels.items() if name in "ab" and len(name) == 1)
+    tl.zero_grad_(a), tl.zero_grad_(b)
+    tl.back_(y)
+    assert stepper.steps[-1]["grads"] == {"a": tl.grad(a), "b": tl.grad(b)}
+    assert stepper.text.endswith("grads so far: a = 4.0, b = 2.0")
+
+
+def test_the_last_frame_grads_equal_back_for_arrays():
+    rng = np.random.default_rng(0)
+    W, b, x = tl.param(rng.normal(size=(3, 2))), tl.param(rng.normal(size=3)), tl.param(rng.normal(size=2))
+    h = tl.tanh(W @ x + b)
+    loss = tl.sum(h * h) + tl.sum(W)
+    stepper = tl.BackpropStepper(loss, labels={W: "W", b: "b", x: "x", h: "h", loss: "loss"})
+    final = stepper.steps[-1]["grads"]
+    for p in (W, b, x):
+        tl.zero_grad_(p)
+    tl.back_(loss)
+    assert set(final) == {"W", "b", "x"}
+    for name, p in (("W", W), ("b", b), ("x", x)):
+        np.testing.assert_allclose(np.asarray(final[name]), tl.grad(p), rtol=1e-12)
+    # arrays are sent without a written-out product
+    assert all(e["formula"] is None for s in stepper.steps for e in s["sent"] if isinstance(e["value"], list))
+
+
+def test_an_array_output_with_a_sensitivity():
+    W, x = tl.param([[1, 2], [3, 4]]), tl.param([5, 6])
+    stepper = tl.BackpropStepper(W @ x, [1, -1], labels={W: "W", x: "x"})
+    assert [s["node"] for s in stepper.steps] == ["matmul#1", "W", "x"]
+    assert stepper.steps[0]["delta"] == [1.0, -1.0]
+    assert stepper.steps[-1]["grads"] == {"W": [[5.0, 6.0], [-5.0, -6.0]], "x": [-2.0, -2.0]}
+    stepper.index = 2
+    assert stepper.text.splitlines()[-1] == "grads so far: W = [5.0, 6.0, -5.0, -6.0] (2×2), x = [-2.0, -2.0]"
+
+
+def test_a_scalar_product_is_written_out():
+    a, b = tl.param(2.0), tl.param(3.0)
+    stepper = tl.BackpropStepper(a * b, labels={a: "a", b: "b"})
+    assert stepper.text.splitlines() == [
+        "step 1 of 3: multiply#1 = multiply(a, b)",
+        "Δ arrived: 1.0  (the seed)",
+        "the pullback of multiply sent:",
+        "  → a: Δ·b = 1.0 × 3.0 = 3.0",
+        "  → b: Δ·a = 1.0 × 2.0 = 2.0",
+        "pending: a = 3.0, b = 2.0",
+        "grads so far: none yet",
+    ]
+    sent = stepper.steps[0]["sent"]
+    assert (sent[0]["formula"], sent[0]["product"], sent[0]["value"]) == ("Δ·b", "1.0 × 3.0", 3.0)
+
+
+def test_a_value_used_twice_shows_the_contributions_added():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    stepper.index = 1
+    assert "  → a: Δ·b = 1.0 × 3.0 = 3.0  (a now holds 1.0 + 3.0 = 4.0)" in stepper.text.splitlines()
+    stepper.index = 2
+    assert stepper.text.splitlines()[:3] == [
+        "step 3 of 4: a (a leaf)",
+        "Δ arrived: 1.0 + 3.0 = 4.0  (used 2 times: from y, c)",
+        "a.grad += 4.0",
+    ]
+    assert stepper.steps[2]["contributions"] == [{"from": "y", "value": 1.0}, {"from": "c", "value": 3.0}]
+
+
+def _evaluate(product: str) -> float:
+    """The written-out product as arithmetic (× → *, − → -, ² → **2, ^ → **)."""
+    expr = product.replace("×", "*").replace("−", "-").replace("²", "**2").replace("^", "**")
+    return eval(expr, {"log": math.log, "__builtins__": {}})
+
+
+BUILD = {
+    "add": lambda x, y: x + y,
+    "subtract": lambda x, y: x - y,
+    "multiply": lambda x, y: x * y,
+    "divide": lambda x, y: x / y,
+    "power": lambda x, y: x**y,
+    "negative": lambda x: -x,
+    "identity": lambda x: tl.identity(x),
+    "exp": tl.exp,
+    "log": tl.log,
+    "sin": tl.sin,
+    "cos": tl.cos,
+    "tanh": tl.tanh,
+    "relu": tl.relu,
+    "positive": tl.positive,
+    "abs": abs,
+    "square": tl.square,
+    "sqrt": tl.sqrt,
+    "reciprocal": tl.reciprocal,
+    "tan": tl.tan,
+    "sinh": tl.sinh,
+    "cosh": tl.cosh,
+    "log1p": tl.log1p,
+    "expm1": tl.expm1,
+    "sigmoid": tl.sigmoid,
+}
+
+
+def test_every_written_out_rule_has_a_check():
+    assert set(BUILD) == set(CHAIN)
+
+
+@pytest.mark.parametrize("op", sorted(CHAIN))
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_written_out_products_give_what_the_engine_sent(op, seed):
+    rng = np.random.default_rng(seed)
+    build = BUILD[op]
+    arity = len(CHAIN[op])
+    low = -1.2 if op in ("abs", "relu", "square", "multiply", "tan", "sinh", "cosh", "sigmoid") else 0.3
+    xs = [tl.param(float(rng.uniform(low, 1.2))) for _ in range(arity)]
+    labels = {x: f"x{i}" for i, x in enumerate(xs)}
+    Δ = float(rng.uniform(-2.0, 2.0))
+    y = build(*xs)
+    assert tl.tracker(y).f.name == op
+    stepper = tl.BackpropStepper(y, Δ, labels=labels, static_frames=0)
+    frame = stepper.steps[0]
+    engine = next(iter(tl.backprop_steps(y, Δ)))
+    assert len(frame["sent"]) == arity
+    for entry, sent in zip(frame["sent"], engine.sent):
+        assert entry["formula"] is not None, entry
+        assert entry["formula"].startswith(("Δ", "−Δ"))
+        assert _evaluate(entry["product"]) == pytest.approx(float(sent), rel=1e-4)  # factors are rounded to 6 digits
+        assert entry["value"] == float(sent)
+        assert f"{entry['formula']} = {entry['product']}" in stepper.text
+
+
+def test_a_product_with_a_negative_sensitivity_keeps_its_signs_apart():
+    a, b = tl.param(2.0), tl.param(3.0)
+    stepper = tl.BackpropStepper(a - b, -1.5, labels={a: "a", b: "b"})
+    assert "  → b: −Δ = −(-1.5) = 1.5" in stepper.text.splitlines()
+
+
+def test_constants_appear_by_value_and_get_nothing():
+    x = tl.param(2.0)
+    stepper = tl.BackpropStepper(x * 5, labels={x: "x"})
+    assert stepper.steps[0]["args"] == ["x", "5"]
+    assert [e["to"] for e in stepper.steps[0]["sent"]] == ["x"]
+    assert "  → x: Δ·5 = 1.0 × 5.0 = 5.0" in stepper.text.splitlines()
+
+
+def test_buttons_slider_and_index_drive_one_another():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    assert stepper.previous_button.disabled and not stepper.next_button.disabled
+    stepper.next_button.click()
+    stepper.next_button.click()
+    assert stepper.index == 2
+    assert stepper.slider.value == 2 and stepper.stack.selected_index == 2
+    assert "step 3 of 4: a (a leaf)" in stepper.frame_views[2].value
+    stepper.next_button.click()
+    assert stepper.index == 3 and stepper.next_button.disabled
+    stepper.next_button.click()
+    assert stepper.index == 3
+    stepper.previous_button.click()
+    assert stepper.index == 2
+    stepper.slider.value = 0
+    assert stepper.index == 0 and stepper.stack.selected_index == 0 and stepper.previous_button.disabled
+    stepper.index = 3
+    stepper.play.playing = True
+    stepper.reset_button.click()
+    assert stepper.index == 0 and not stepper.play.playing
+
+
+def test_setting_index_out_of_range_is_a_clear_error():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    with pytest.raises(traitlets.TraitError, match=r"BackpropStepper.index: 4 is out of range; there are 4 steps"):
+        stepper.index = 4
+    with pytest.raises(traitlets.TraitError, match=r"-1 is out of range"):
+        stepper.index = -1
+    assert stepper.index == 0
+
+
+def test_frames_switch_in_the_browser_through_links():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    pairs = {(link.source[0], link.source[1], link.target[0], link.target[1]) for link in stepper.links}
+    assert (stepper.slider, "value", stepper.stack, "selected_index") in pairs
+    assert (stepper.play, "value", stepper.slider, "value") in pairs
+    assert (stepper.speed, "value", stepper.play, "interval") in pairs
+    # a short walk has every frame drawn up front, for a static page
+    assert all("tl-frame-text" in view.value for view in stepper.frame_views)
+    assert stepper.play.max == stepper.slider.max == 3
+
+
+def _chain(length: int):
+    x = tl.param(0.1)
+    y = x
+    for _ in range(length):
+        y = tl.sin(y)
+    return y
+
+
+def test_long_walks_draw_frames_lazily():
+    y = _chain(9)
+    stepper = tl.BackpropStepper(y, static_frames=3)
+    assert len(stepper) == 10
+    assert [bool(v.value) for v in stepper.frame_views] == [True] + [False] * 9
+    assert "10 steps (more than static_frames=3): each frame is drawn by the kernel" in stepper.message.value
+    stepper.index = 6
+    assert "step 7 of 10" in stepper.frame_views[6].value
+    assert not stepper.frame_views[5].value
+
+
+def test_a_walk_beyond_the_limit_is_cut_with_a_message():
+    y = _chain(20)
+    stepper = tl.BackpropStepper(y, max_steps=5)
+    assert len(stepper) == 5 and stepper.truncated
+    assert "the walk has more than 5 steps; showing the first 5" in stepper.message.value
+    assert stepper.text.startswith("step 1 of 5+:")
+    assert not tl.BackpropStepper(y, static_frames=0).truncated
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(TypeError, match="BackpropStepper: y is not tracked"):
+        tl.BackpropStepper(3.0)
+    with pytest.raises(ValueError, match=r"BackpropStepper: y has shape \(2,\); pass a sensitivity Δ"):
+        tl.BackpropStepper(tl.param([1.0, 2.0]) * 2)
+    with pytest.raises(ValueError, match="max_steps must be an integer ≥ 1"):
+        tl.BackpropStepper(tl.param(1.0) * 2, max_steps=0)
+    with pytest.raises(ValueError, match=r"interval must be an integer from 100 to 3000 \(got 50\)"):
+        tl.BackpropStepper(tl.param(1.0) * 2, interval=50)
+    with pytest.raises(TypeError, match="BackpropStepper: labels must be a mapping from tracked values to names"):
+        tl.BackpropStepper(tl.param(1.0) * 2, labels=["x"])
+    with pytest.raises(TypeError, match="BackpropStepper: labels has a key of type str; keys must be tracked values"):
+        tl.BackpropStepper(tl.param(1.0) * 2, labels={"x": "x"})
+
+
+def test_states_mark_done_current_pending():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    frames = stepper._frames
+    names = {node: name for node, name in frames.names.items()}
+    assert {names[n]: s for n, s in frames.states(1).items()} == {
+        "y": "done",
+        "c": "current",
+        "a": "pending",
+        "b": "pending",
+    }
+    assert {names[n]: s for n, s in frames.states(3).items()} == {"y": "done", "c": "done", "a": "done", "b": "current"}
+    assert {names[n]: g for n, g in frames.grads(2).items()} == {"a": 4.0}
+    # the drawing shows what each node has received so far: complete for done nodes, partial for pending
+    assert {names[n]: g for n, g in frames.sensitivities(0).items()} == {"y": 1.0, "c": 1.0, "a": 1.0}
+    assert {names[n]: g for n, g in frames.sensitivities(1).items()} == {"y": 1.0, "c": 1.0, "a": 4.0, "b": 2.0}
+
+
+def test_each_frame_draws_the_tape_with_its_states():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    frame = stepper.frame_views[1].value
+    svg = frame[frame.index("<svg") : frame.index("</svg>")]
+    for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">grad 4<"):
+        assert text in svg
+    assert ">pending<" not in stepper.frame_views[3].value  # nothing is pending at the last step
+
+
+def test_the_text_is_escaped_in_the_frame_html():
+    x = tl.param(1.0)
+    stepper = tl.BackpropStepper(x * 2, labels={x: "<b>x</b>"})
+    assert "&lt;b&gt;x&lt;/b&gt;" in stepper.frame_views[0].value
+    assert "<b>x</b>" not in stepper.frame_views[0].value.split("tl-frame-text")[1]

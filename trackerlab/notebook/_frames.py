@@ -1,0 +1,300 @@
+"""The stepper's frames as plain data: each step of the engine's walk, with names, the sensitivities that
+arrived, what each pullback sent (its chain-rule product written out for scalars) and the grads so far.
+
+It reads ``backprop_steps`` and nothing else of the walk, so what a frame says is what the engine did.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracked import Tracked, _TrackedValue
+
+__all__ = ["CHAIN", "Frames", "number", "plain"]
+
+
+def plain(value):
+    """A value as plain Python data: a float for a scalar, nested lists for an array, ``None`` for none."""
+    if value is None:
+        return None
+    if isinstance(value, _TrackedValue | Tracked):
+        value = value.data
+    if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
+        value = value.get()
+    if callable(value) and not hasattr(value, "shape"):
+        return getattr(value, "__name__", type(value).__name__)
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    if a.dtype.kind not in "biufc":
+        return repr(value)
+    if a.ndim == 0:
+        return a.item() if a.dtype.kind in "biuc" else float(a)
+    return a.tolist()
+
+
+def number(v) -> str:
+    """A scalar in at most 6 significant digits, written as Python writes floats: ``1.0``, ``-0.416147``."""
+    v = float(v)
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    return repr(float(f"{v:.6g}"))
+
+
+def text(value, limit: int = 6) -> str:
+    """A value in one short line: the number, a few elements, or the shape and range of a large array."""
+    if value is None:
+        return "—"
+    v = plain(value)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    if isinstance(v, bool | float):
+        return number(v)
+    a = np.asarray(v, dtype=float)
+    if a.size <= limit:
+        body = ", ".join(number(x) for x in a.reshape(-1))
+        return f"[{body}]" if a.ndim == 1 else f"[{body}] ({'×'.join(map(str, a.shape))})"
+    shape = "×".join(map(str, a.shape))
+    return f"{shape} array, {number(a.min())} … {number(a.max())}"
+
+
+def _is_scalar(v) -> bool:
+    return isinstance(v, int | float) or getattr(v, "ndim", None) == 0
+
+
+# ----------------------------------------------------------------------------------------------------
+# The chain rule written out for scalars: per operation, one entry per argument, each giving the
+# formula in Δ and the arguments' names, the same product with the numbers put in, and its value.
+# The values are recomputed here only to check them against what the engine sent (tests do).
+
+n = number
+
+
+def p(v) -> str:
+    """A factor inside a product: negative numbers in parentheses, so signs never run together."""
+    return f"({number(v)})" if v < 0 else number(v)
+
+
+CHAIN = {
+    "add": (
+        lambda g, ans, x, y, X, Y: ("Δ", n(g), g),
+        lambda g, ans, x, y, X, Y: ("Δ", n(g), g),
+    ),
+    "subtract": (
+        lambda g, ans, x, y, X, Y: ("Δ", n(g), g),
+        lambda g, ans, x, y, X, Y: ("−Δ", f"−{p(g)}", -g),
+    ),
+    "multiply": (
+        lambda g, ans, x, y, X, Y: (f"Δ·{Y}", f"{n(g)} × {p(y)}", g * y),
+        lambda g, ans, x, y, X, Y: (f"Δ·{X}", f"{n(g)} × {p(x)}", g * x),
+    ),
+    "divide": (
+        lambda g, ans, x, y, X, Y: (f"Δ/{Y}", f"{n(g)} / {p(y)}", g / y),
+        lambda g, ans, x, y, X, Y: (f"−Δ·{X}/{Y}²", f"−{p(g)} × {p(x)} / {p(y)}²", -g * x / y**2),
+    ),
+    "power": (
+        lambda g, ans, x, y, X, Y: (f"Δ·{Y}·{X}^({Y}−1)", f"{n(g)} × {p(y)} × {p(x)}^{p(y - 1)}", g * y * x ** (y - 1)),
+        lambda g, ans, x, y, X, Y: (f"Δ·{X}^{Y}·log({X})", f"{n(g)} × {p(ans)} × log({n(x)})", g * ans * math.log(x)),
+    ),
+    "negative": (lambda g, ans, x, X: ("−Δ", f"−{p(g)}", -g),),
+    "identity": (lambda g, ans, x, X: ("Δ", n(g), g),),
+    "exp": (lambda g, ans, x, X: (f"Δ·exp({X})", f"{n(g)} × {p(ans)}", g * ans),),
+    "log": (lambda g, ans, x, X: (f"Δ/{X}", f"{n(g)} / {p(x)}", g / x),),
+    "sin": (lambda g, ans, x, X: (f"Δ·cos({X})", f"{n(g)} × {p(math.cos(x))}", g * math.cos(x)),),
+    "cos": (lambda g, ans, x, X: (f"−Δ·sin({X})", f"−{p(g)} × {p(math.sin(x))}", -g * math.sin(x)),),
+    "tanh": (lambda g, ans, x, X: (f"Δ·(1 − tanh({X})²)", f"{n(g)} × (1 − {p(ans)}²)", g * (1 - ans * ans)),),
+    "relu": (lambda g, ans, x, X: (f"Δ·[{X} > 0]", f"{n(g)} × {int(x > 0)}", g * float(x > 0)),),
+    "positive": (lambda g, ans, x, X: ("Δ", n(g), g),),
+    "abs": (lambda g, ans, x, X: (f"Δ·sign({X})", f"{n(g)} × {p(_sign(x))}", g * _sign(x)),),
+    "square": (lambda g, ans, x, X: (f"Δ·2·{X}", f"{n(g)} × 2 × {p(x)}", 2 * g * x),),
+    "sqrt": (lambda g, ans, x, X: (f"Δ/(2·sqrt({X}))", f"{n(g)} / (2 × {p(ans)})", g / (2 * ans)),),
+    "reciprocal": (lambda g, ans, x, X: (f"−Δ/{X}²", f"−{p(g)} / {p(x)}²", -g / x**2),),
+    "tan": (lambda g, ans, x, X: (f"Δ·(1 + tan({X})²)", f"{n(g)} × (1 + {p(ans)}²)", g * (1 + ans * ans)),),
+    "sinh": (lambda g, ans, x, X: (f"Δ·cosh({X})", f"{n(g)} × {p(math.cosh(x))}", g * math.cosh(x)),),
+    "cosh": (lambda g, ans, x, X: (f"Δ·sinh({X})", f"{n(g)} × {p(math.sinh(x))}", g * math.sinh(x)),),
+    "log1p": (lambda g, ans, x, X: (f"Δ/(1 + {X})", f"{n(g)} / (1 + {p(x)})", g / (1 + x)),),
+    "expm1": (lambda g, ans, x, X: (f"Δ·exp({X})", f"{n(g)} × {p(ans + 1)}", g * (ans + 1)),),
+    "sigmoid": (
+        lambda g, ans, x, X: (f"Δ·σ({X})·(1 − σ({X}))", f"{n(g)} × {p(ans)} × (1 − {p(ans)})", g * ans * (1 - ans)),
+    ),
+}
+
+
+def _sign(x: float) -> float:
+    return 0.0 if x == 0 else math.copysign(1.0, x)
+
+
+def chain(node: Tracked, position: int, g, names: list[str], sent):
+    """``(formula, product)`` for what ``node``'s pullback sent to its argument ``position``, or ``None``
+    where it cannot be written out (arrays, custom rules, operations without an entry, or a product
+    that does not give what the engine sent)."""
+    call = node.f
+    entry = CHAIN.get(call.name)
+    if entry is None or call.back is not None or len(call.args) != len(names) or position >= len(entry):
+        return None
+    xs = [a.data if type(a) is Tracked else a for a in call.args]
+    if not all(_is_scalar(v) for v in [g, node.data, sent, *xs]):
+        return None
+    xs = [float(v) for v in xs]
+    try:
+        formula, product, value = entry[position](float(g), float(node.data), *xs, *names)
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+        return None
+    if not math.isclose(value, float(sent), rel_tol=1e-9, abs_tol=1e-12):
+        return None
+    return formula, product
+
+
+# ----------------------------------------------------------------------------------------------------
+
+
+class Frames:
+    """The walk of ``backprop_steps(y, Δ)`` turned into frames: ``steps`` (plain data, one dict per step)
+    and, for the drawing, each frame's node states and grads keyed by engine node.
+
+    At most ``max_steps`` steps are taken from the walk; ``truncated`` says whether there were more.
+    """
+
+    def __init__(self, walk, names: dict, max_steps: int):
+        self.names = dict(names)
+        self.counts: dict[str, int] = {}
+        self.walk = []
+        self.steps = []
+        self.partial: list[dict] = []  # per frame: pending node → the sensitivity summed so far
+        self.truncated = False
+        arrived: dict[Tracked, list] = {}  # node → [(who sent it, value), ...] not yet processed
+        grads: dict[Tracked, object] = {}
+        done: list[Tracked] = []
+        for step in walk:
+            if len(self.walk) == max_steps:
+                self.truncated = True
+                break
+            self.walk.append(step)
+            node = step.node
+            label = self.name(node)
+            contributions = arrived.pop(node, None) or [("Δ", step.delta)]
+            sent = []
+            if not (node.isleaf or not step.args):
+                arg_names = [self.name(a) if a is not None else text(v) for a, v in zip(step.args, node.f.args)]
+                for position, (arg, value) in enumerate(zip(step.args, step.sent)):
+                    if arg is None:
+                        continue
+                    entry = {"to": arg_names[position], "position": position, "value": plain(value)}
+                    written = None if value is None else chain(node, position, step.delta, arg_names, value)
+                    entry["formula"], entry["product"] = written or (None, None)
+                    sent.append(entry)
+                    if value is not None:
+                        arrived.setdefault(arg, []).append((label, value))
+                        entry["holds"] = [plain(v) for _, v in arrived[arg]]
+            if node.isleaf:
+                grads[node] = step.delta if node not in grads else grads[node] + step.delta
+            done.append(node)
+            self.partial.append({p: _sum(arrived.get(p, ())) for p in step.pending})
+            self.steps.append(
+                {
+                    "index": step.index,
+                    "node": label,
+                    "op": step.op,
+                    "isleaf": node.isleaf,
+                    "args": [self.name(a) if a is not None else text(v) for a, v in zip(step.args, node.f.args)],
+                    "delta": plain(step.delta),
+                    "contributions": [{"from": who, "value": plain(v)} for who, v in contributions],
+                    "sent": sent,
+                    "pending": {self.name(p): plain(v) for p, v in self.partial[-1].items()},
+                    "grads": {self.name(leaf): plain(g) for leaf, g in grads.items()},
+                    "done": [self.name(d) for d in done],
+                }
+            )
+
+    def name(self, node: Tracked) -> str:
+        """The user's name for ``node``, else its operation and a number in order of first sight."""
+        label = self.names.get(node)
+        if label is None:
+            op = "x" if node.isleaf else node.f.name
+            self.counts[op] = self.counts.get(op, 0) + 1
+            label = f"{op}{self.counts[op]}" if node.isleaf else f"{op}#{self.counts[op]}"
+            self.names[node] = label
+        return label
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def states(self, index: int) -> dict:
+        """Each node's state at frame ``index``: ``done``, ``current``, ``pending`` or (the rest) ``waiting``."""
+        states = {step.node: "done" for step in self.walk[:index]}
+        step = self.walk[index]
+        for node in step.pending:
+            states[node] = "pending"
+        states[step.node] = "current"
+        return states
+
+    def grads(self, index: int) -> dict:
+        """The leaves' grads accumulated up to and including frame ``index``, keyed by node."""
+        out: dict = {}
+        for step in self.walk[: index + 1]:
+            if step.node.isleaf:
+                out[step.node] = step.delta if step.node not in out else out[step.node] + step.delta
+        return out
+
+    def sensitivities(self, index: int) -> dict:
+        """What each node has received by frame ``index``: the full Δ of the nodes processed so far
+        and the partial sums of the pending ones, keyed by node (what the drawing shows as grad)."""
+        out = {step.node: step.delta for step in self.walk[: index + 1]}
+        out.update(self.partial[index])
+        return out
+
+    def text(self, index: int) -> str:
+        """Frame ``index`` as plain text, deterministic, so a notebook cell checked by nbval can print it."""
+        s = self.steps[index]
+        total = len(self.steps)
+        more = "+" if self.truncated else ""
+        if s["isleaf"]:
+            head = f"step {index + 1} of {total}{more}: {s['node']} (a leaf)"
+        else:
+            head = f"step {index + 1} of {total}{more}: {s['node']} = {s['op']}({', '.join(s['args'])})"
+        lines = [head]
+        parts = s["contributions"]
+        if len(parts) > 1:
+            summed = " + ".join(text(p["value"]) for p in parts)
+            sources = ", ".join(p["from"] for p in parts)
+            lines.append(f"Δ arrived: {summed} = {text(s['delta'])}  (used {len(parts)} times: from {sources})")
+        else:
+            source = parts[0]["from"]
+            lines.append(f"Δ arrived: {text(s['delta'])}" + ("  (the seed)" if source == "Δ" else f"  (from {source})"))
+        if s["isleaf"]:
+            lines.append(f"{s['node']}.grad += {text(s['delta'])}")
+        elif s["sent"]:
+            lines.append(f"the pullback of {s['op']} sent:")
+            for e in s["sent"]:
+                if e["value"] is None:
+                    lines.append(f"  → {e['to']}: nothing")
+                    continue
+                if e["formula"] is None:
+                    what = text(e["value"])
+                elif e["product"] == text(e["value"]):
+                    what = f"{e['formula']} = {e['product']}"
+                else:
+                    what = f"{e['formula']} = {e['product']} = {text(e['value'])}"
+                holds = e.get("holds", [])
+                if len(holds) > 1:
+                    what += f"  ({e['to']} now holds {' + '.join(text(h) for h in holds)} = {text(_sum(holds))})"
+                lines.append(f"  → {e['to']}: {what}")
+        pending = ", ".join(f"{k} = {text(v)}" for k, v in s["pending"].items())
+        lines.append(f"pending: {pending or 'none'}")
+        grads = ", ".join(f"{k} = {text(v)}" for k, v in s["grads"].items())
+        lines.append(f"grads so far: {grads or 'none yet'}")
+        return "\n".join(lines)
+
+
+def _sum(values):
+    total = None
+    for v in values:
+        v = v[1] if isinstance(v, tuple) else v
+        v = np.asarray(v) if isinstance(v, list) else v
+        total = v if total is None else total + v
+    return total

@@ -1,0 +1,180 @@
+"""The IPython magics of ``%load_ext trackerlab``: ``%%track`` runs a cell and draws the tape it recorded,
+``%tape NAME`` draws the tape of a value."""
+
+from __future__ import annotations
+
+import ast
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import SVG, display
+
+from ..tracked import Tracked, _TrackedValue, param
+
+__all__ = ["TrackMagics", "load_ipython_extension"]
+
+
+@magics_class
+class TrackMagics(Magics):
+    """``%%track`` and ``%tape``."""
+
+    @magic_arguments()
+    @argument("-p", "--params", nargs="+", default=[], metavar="NAME", help="make these variables params first")
+    @argument("--back", metavar="NAME", help="back-propagate from this variable after the cell (tl.back_)")
+    @argument("--step", action="store_true", help="show the stepper for the --back variable instead of the drawing")
+    @argument("--no-graph", action="store_true", help="do not draw the cell's tape")
+    @cell_magic
+    def track(self, line: str, cell: str):
+        """Run the cell with tracking shown.
+
+        The cell runs in the notebook's namespace like any cell: its last expression is its value,
+        ``%``-magics inside it work, and an exception shows the usual traceback. Afterwards the tape
+        recorded in the cell is drawn, each value bound to a variable of the cell labelled with the
+        variable's name.
+
+        Example::
+
+            %%track -p a b --back y
+            c = a * b
+            y = c + a
+        """
+        __tracebackhide__ = True
+        args = parse_argstring(self.track, line)
+        if args.step and not args.back:
+            raise UsageError("%%track --step needs --back NAME: the value to step back from")
+        ns = self.shell.user_ns
+        missing = [name for name in args.params if name not in ns]
+        if missing:
+            raise UsageError(f"%%track -p: no variable named {', '.join(map(repr, missing))} in the namespace")
+        for name in args.params:
+            ns[name] = param(ns[name])
+
+        source = self.shell.transform_cell(cell)
+        tree = ast.parse(source)
+        ast.increment_lineno(tree, 1)  # line numbers of the cell as shown, the magic's line first
+        before = {name: id(value) for name, value in ns.items()}
+        value = _run(self.shell, tree, f"%%track {line}\n{source}", ns)
+
+        # the cell's variables: those it names, and those it bound (a %-magic inside it may bind some)
+        bound = [n for n, v in ns.items() if before.get(n) != id(v) and not n.startswith("_")]
+        assigned = list(dict.fromkeys([*_names(tree, stored=True), *bound]))
+        names = list(dict.fromkeys([*args.params, *_names(tree), *bound]))
+        labels = _labels(ns, names)
+        if args.back:
+            y = _tracked(ns, args.back, "%%track --back")
+            from ..api import back_
+
+            try:
+                back_(y)
+            except ValueError as error:  # an array y, say: say so as a usage error, without a traceback
+                raise UsageError(f"%%track --back {args.back}: {error}") from None
+            if args.step:
+                from .stepper import BackpropStepper
+
+                display(BackpropStepper(y, labels=labels))
+            elif not args.no_graph:
+                _draw(y, labels)
+        elif not args.no_graph:
+            values = [ns[n] for n in assigned if isinstance(ns.get(n), _TrackedValue)]
+            for y in _roots(values):
+                _draw(y, labels)
+        return value
+
+    @magic_arguments()
+    @argument("name", help="the variable whose tape to draw")
+    @line_magic
+    def tape(self, line: str):
+        """Draw the tape of a tracked value, its nodes labelled with the names of variables bound to them.
+
+        Example::
+
+            %tape loss
+        """
+        args = parse_argstring(self.tape, line)
+        ns = self.shell.user_ns
+        y = _tracked(ns, args.name, "%tape")
+        hidden = getattr(self.shell, "user_ns_hidden", {})
+        names = [n for n in ns if not n.startswith("_") and n not in hidden]
+        tape = _nodes(y.tracker)
+        labels = {value: name for value, name in _labels(ns, names).items() if value.tracker in tape}
+        labels[y] = args.name
+        _draw(y, labels)
+
+
+def _run(shell, tree: ast.Module, source: str, ns: dict):
+    """Run the cell's statements in ``ns``; return the value of a final expression, as a cell does."""
+    __tracebackhide__ = True
+    filename = shell.compile.cache(source, shell.execution_count)
+    body = tree.body
+    last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
+    if body:
+        exec(compile(ast.Module(body, type_ignores=[]), filename, "exec"), ns)
+    if last is not None:
+        return eval(compile(ast.Expression(last.value), filename, "eval"), ns)
+    return None
+
+
+def _names(tree: ast.Module, stored: bool = False) -> list[str]:
+    """The variable names a cell mentions (only those it assigns, with ``stored``), in order of appearance."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (not stored or isinstance(node.ctx, ast.Store)):
+            found.append(node.id)
+    return sorted(dict.fromkeys(found), key=found.index)
+
+
+def _labels(ns: dict, names) -> dict:
+    """Tracked values bound to ``names`` → the name (the first name wins when one value has two)."""
+    labels: dict = {}
+    seen: set = set()
+    for name in names:
+        value = ns.get(name)
+        if isinstance(value, _TrackedValue) and value.tracker not in seen:
+            seen.add(value.tracker)
+            labels[value] = name
+    return labels
+
+
+def _tracked(ns: dict, name: str, who: str):
+    if name not in ns:
+        raise UsageError(f"{who}: no variable named {name!r} in the namespace")
+    value = ns[name]
+    if not isinstance(value, _TrackedValue):
+        raise UsageError(f"{who}: {name} is not tracked (it is a {type(value).__name__}); make its inputs tl.param")
+    return value
+
+
+def _nodes(root: Tracked) -> set:
+    """Every node on the tape of ``root`` (iteratively: tapes can be deep)."""
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.isleaf:
+            continue
+        for arg in node.f.args:
+            if type(arg) is Tracked and arg not in seen:
+                seen.add(arg)
+                stack.append(arg)
+    return seen
+
+
+def _roots(values: list) -> list:
+    """The values that no other value in ``values`` was computed from: the outputs of the cell's tape."""
+    values = list({v.tracker: v for v in values}.values())
+    inner: set = set()
+    for value in values:
+        inner |= _nodes(value.tracker) - {value.tracker}
+    return [v for v in values if v.tracker not in inner]
+
+
+def _draw(y, labels: dict) -> None:
+    from .stepper import svg_markup
+
+    display(SVG(data=svg_markup(y, labels=labels)))
+
+
+def load_ipython_extension(ipython) -> None:
+    """Register ``%%track`` and ``%tape`` (``%load_ext trackerlab``)."""
+    ipython.register_magics(TrackMagics)

@@ -1,0 +1,211 @@
+"""The stepper widget: the frames of the engine's walk (``backprop_steps``) shown one at a time, with
+controls that work in a live kernel and, for the frames drawn up front, on a static page without one."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import traitlets
+
+from ..walk import backprop_steps
+from ._frames import Frames
+
+__all__ = ["BackpropStepper"]
+
+_STYLE = """<style>
+.tl-stepper .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
+.tl-stepper .tl-frame-body { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
+.tl-stepper .tl-frame-drawing svg { max-width: 560px; height: auto; }
+.tl-stepper .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
+  background: var(--jp-layout-color2, #f5f5f5); color: var(--jp-content-font-color1, #111);
+  border-radius: 4px; white-space: pre-wrap; }
+.tl-stepper .tl-message { color: var(--jp-warn-color0, #a15c00); }
+.tl-stepper .tl-static-note { display: none; font-size: 12px; color: var(--jp-ui-font-color2, #555); }
+/* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
+.widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
+.widget-subarea .tl-stepper .tl-static-note { display: block; }
+</style>
+<div class="tl-static-note">No kernel here: the slider (its arrow keys too) and play step through the frames.</div>"""
+
+
+class BackpropStepper(widgets.VBox):
+    """Step through back-propagation from ``y`` as the engine does it, one frame per step of
+    ``tl.backprop_steps(y, Δ)``.
+
+    Each frame draws the tape with the current node highlighted and finished and pending nodes told
+    apart, and says what sensitivity arrived (the contributions added up when a value is used more
+    than once), what the pullback sent to each argument (the chain-rule product written out for
+    scalars) and the leaves' grads so far. Use the buttons (next, previous, reset), the play button
+    with its speed, or the slider (its arrow keys step too); code and tests use ``.index``,
+    ``.steps`` (plain data) and ``.text``.
+
+    A walk of at most ``static_frames`` steps has all its frames drawn up front and switched in the
+    browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
+    longer walk each frame is drawn by the kernel when it is reached. Walks longer than ``max_steps``
+    are cut there, with a message, to protect the browser. ``labels`` maps tracked values to the
+    names to show.
+
+    >>> import trackerlab as tl
+    >>> a, b = tl.param(2.0), tl.param(3.0)
+    >>> stepper = tl.BackpropStepper(a * b, labels={a: "a", b: "b"})
+    >>> print(stepper.text.splitlines()[3])
+      → a: Δ·b = 1.0 × 3.0 = 3.0
+    """
+
+    index = traitlets.Int(0, help="the frame shown, 0 to len(steps) - 1")
+
+    def __init__(self, y, Δ=None, *, labels=None, max_steps: int = 300, static_frames: int = 20, interval: int = 800):
+        for name, value, least, most in (
+            ("max_steps", max_steps, 1, None),
+            ("static_frames", static_frames, 0, None),
+            ("interval", interval, 100, 3000),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least or (most and value > most):
+                bounds = f"≥ {least}" if most is None else f"from {least} to {most}"
+                raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
+        self._root = y
+        self._frames = Frames(backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps)
+        self._drawn: set[int] = set()
+        count = len(self._frames)
+        last = count - 1
+
+        self.previous_button = widgets.Button(description="◀ previous", tooltip="previous step", disabled=True)
+        self.next_button = widgets.Button(description="next ▶", tooltip="next step", disabled=count == 1)
+        self.reset_button = widgets.Button(description="⟲ reset", tooltip="back to the first step")
+        for button in (self.previous_button, self.next_button, self.reset_button):
+            button.add_class("tl-needs-kernel")
+        self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval, description="play")
+        self.speed = widgets.IntSlider(
+            value=interval, min=100, max=3000, step=100, description="ms/step", continuous_update=True
+        )
+        self.slider = widgets.IntSlider(
+            value=0, min=0, max=last, description="step", readout=False, continuous_update=True
+        )
+        self.slider.tooltip = "← → step back and forth"
+        self.slider.add_class("tl-step-slider")
+        self.frame_views = [widgets.HTML() for _ in range(count)]
+        self.stack = widgets.Stack(self.frame_views, selected_index=0)
+        # Linked in the browser, so that the slider and play step through the frames without a kernel.
+        self.links = [
+            widgets.jslink((self.play, "value"), (self.slider, "value")),
+            widgets.jslink((self.speed, "value"), (self.play, "interval")),
+            widgets.jslink((self.slider, "value"), (self.stack, "selected_index")),
+        ]
+        traitlets.link((self, "index"), (self.slider, "value"))
+
+        self.previous_button.on_click(lambda _: self.previous())
+        self.next_button.on_click(lambda _: self.next())
+        self.reset_button.on_click(lambda _: self.reset())
+        self.observe(self._show, names="index")
+
+        notes = []
+        if self._frames.truncated:
+            notes.append(
+                f"BackpropStepper: the walk has more than {max_steps} steps; showing the first {max_steps} "
+                f"(pass max_steps= to show more; thousands of frames slow the browser down)."
+            )
+        if count > static_frames:
+            notes.append(
+                f"{count} steps (more than static_frames={static_frames}): each frame is drawn by the kernel "
+                "when you reach it, so a static copy of this page shows only the frames already seen."
+            )
+        self.message = widgets.HTML("".join(f'<div class="tl-message">{html.escape(n)}</div>' for n in notes))
+        for i in range(count if count <= static_frames else 1):
+            self._draw(i)
+        controls = widgets.HBox([self.previous_button, self.next_button, self.reset_button, self.play, self.speed])
+        super().__init__([widgets.HTML(_STYLE), controls, self.slider, self.stack, self.message])
+        self.add_class("tl-stepper")
+
+    # ------------------------------------------------------------------------------------------------
+
+    @property
+    def steps(self) -> list[dict]:
+        """The frames as plain data, one dict per step: ``index``, ``node`` (its name), ``op``,
+        ``isleaf``, ``args``, ``delta``, ``contributions`` (what arrived, from whom), ``sent`` (per
+        argument: ``to``, ``value``, ``formula``, ``product``), ``pending``, ``grads`` and ``done``."""
+        return self._frames.steps
+
+    @property
+    def text(self) -> str:
+        """The current frame as plain text (deterministic: a checked notebook cell can print it)."""
+        return self._frames.text(self.index)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the walk had more than ``max_steps`` steps and the frames stop early."""
+        return self._frames.truncated
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def next(self) -> None:
+        """Show the next step (nothing after the last)."""
+        self.index = min(self.index + 1, len(self) - 1)
+
+    def previous(self) -> None:
+        """Show the previous step (nothing before the first)."""
+        self.index = max(self.index - 1, 0)
+
+    def reset(self) -> None:
+        """Stop playing and go back to the first step."""
+        self.play.playing = False
+        self.index = 0
+
+    @traitlets.validate("index")
+    def _check_index(self, proposal):
+        value = proposal["value"]
+        if not 0 <= value < len(self._frames):
+            raise traitlets.TraitError(
+                f"BackpropStepper.index: {value} is out of range; there are {len(self._frames)} steps "
+                f"(0 to {len(self._frames) - 1})"
+            )
+        return value
+
+    def _show(self, change) -> None:
+        i = change["new"]
+        self._draw(i)
+        self.stack.selected_index = i
+        self.previous_button.disabled = i == 0
+        self.next_button.disabled = i == len(self) - 1
+
+    def _draw(self, i: int) -> None:
+        if i in self._drawn:
+            return
+        self._drawn.add(i)
+        self.frame_views[i].value = self._frame_html(i)
+
+    def _frame_html(self, i: int) -> str:
+        frames = self._frames
+        drawing = _drawing(self._root, frames, i)
+        return (
+            f'<div class="tl-frame" data-step="{i}">'
+            f'<div class="tl-frame-body"><div class="tl-frame-drawing">{drawing}</div>'
+            f'<pre class="tl-frame-text">{html.escape(frames.text(i))}</pre></div></div>'
+        )
+
+
+def _drawing(root, frames: Frames, i: int) -> str:
+    """The tape drawn by the display layer for frame ``i``, as SVG markup."""
+    step = frames.walk[i]
+    return svg_markup(
+        root, labels=frames.names, highlight=step.node, states=frames.states(i), grads=frames.sensitivities(i)
+    )
+
+
+def svg_markup(y, **options) -> str:
+    """``tape_svg(y, **options)`` ready to sit inside HTML: text kept as text (small, searchable), no XML
+    prolog."""
+    import matplotlib
+
+    from .drawing import tape_svg
+
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        svg = tape_svg(y, **options)
+    return svg[svg.index("<svg") :]
+
+
+def _label_map(labels) -> dict:
+    from ._tape import label_map
+
+    return label_map(labels, "BackpropStepper")
