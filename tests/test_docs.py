@@ -1,7 +1,13 @@
 """The documentation site: the vendored widget JavaScript, and the Sphinx build with `-W`."""
 
+import html
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "vendor"
@@ -41,3 +47,135 @@ def test_every_font_the_bundle_names_is_vendored():
     fonts = set(re.findall(r"[0-9a-f]{20}\.woff2", embed))
     assert len(fonts) == 3
     assert fonts == {path.name for path in (VENDOR / "html-manager").glob("*.woff2")}
+
+
+# ----------------------------------------------------------------------------------------------------
+# The site, built as CI builds it
+
+DOCS = ROOT / "docs"
+NOTEBOOKS = ROOT / "notebooks"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+# DESIGN.md's public names: the engine's are all there already, the notebook layer's as they land.
+ENGINE_NAMES = (
+    "param data grad tracker istracked isleaf Call backprop_steps Step back_ forward gradient Params Grads "
+    "jacobian hessian track grad_rule primitive hook checkpoint nobacksies no_grad update_ zero_grad_ "
+    "optim.Descent optim.Momentum optim.ADAM supported_operations check_grads TrackedReal TrackedArray"
+).split()
+NOTEBOOK_NAMES = ("to_networkx", "plot_tape", "BackpropStepper", "load_ipython_extension")
+
+
+def build(out: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS), str(out)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("docs") / "html"
+    result = build(out)
+    assert result.returncode == 0, f"sphinx-build -W failed:\n{result.stderr[-6000:]}"
+    return out
+
+
+def notebook_pages() -> dict[str, dict]:
+    """The committed tutorials, by the page each becomes."""
+    return {
+        f"notebooks/{path.stem}.html": json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(NOTEBOOKS.glob("*.ipynb"))
+    }
+
+
+def scripts(page: str) -> list[str]:
+    return re.findall(r'<script\b[^>]*\bsrc="([^"]+)"', page)
+
+
+@pytest.mark.slow
+def test_every_page_is_built(site):
+    for page in ("index", "tutorials", "notebook_layer", "julia", "api"):
+        assert (site / f"{page}.html").is_file(), page
+    if (DOCS / "operations.md").exists():
+        assert "Supported operations" in (site / "operations.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_every_notebook_is_a_page_with_its_committed_outputs(site):
+    tutorials = (site / "tutorials.html").read_text(encoding="utf-8")
+    for page, notebook in notebook_pages().items():
+        shown = html.unescape((site / page).read_text(encoding="utf-8"))
+        title = next(
+            line[2:].strip()
+            for cell in notebook["cells"]
+            if cell["cell_type"] == "markdown"
+            for line in "".join(cell["source"]).splitlines()
+            if line.startswith("# ")
+        )
+        assert title in shown and page.split("/")[1] in tutorials, page
+        images = 0
+        for output in (output for cell in notebook["cells"] for output in cell.get("outputs", [])):
+            data = output.get("data", {})
+            images += "image/png" in data or "image/svg+xml" in data
+            text = "".join(output.get("text", "") if output["output_type"] == "stream" else data.get("text/plain", ""))
+            if text.strip() and (output["output_type"] == "stream" or set(data) == {"text/plain"}):
+                for line in text.strip().splitlines():
+                    assert line.strip() in shown, (page, line)
+        assert shown.count("<img ") >= images, page
+
+
+@pytest.mark.slow
+def test_the_api_reference_has_every_public_name_the_package_has(site):
+    import trackerlab
+
+    api = (site / "api.html").read_text(encoding="utf-8")
+    for name in ENGINE_NAMES:
+        assert f'id="trackerlab.{name}"' in api, name
+    for name in NOTEBOOK_NAMES:
+        try:
+            getattr(trackerlab, name)
+        except (AttributeError, ImportError):
+            continue  # not landed yet
+        assert f'id="trackerlab.{name}"' in api, name
+
+
+@pytest.mark.slow
+def test_widgets_load_the_vendored_javascript_and_no_cdn(site):
+    pages = sorted(site.rglob("*.html"))
+    for path in pages:
+        for src in scripts(path.read_text(encoding="utf-8")):
+            # MathJax (pages with formulas) is the one script a page may take from a CDN
+            assert "://" not in src or "mathjax" in src.lower(), (path.name, src)
+    order = ["_static/requirejs/require.js", "_static/require-paths.js", "_static/html-manager/embed-amd.js"]
+    for page, notebook in notebook_pages().items():
+        html_page = (site / page).read_text(encoding="utf-8")
+        has_state = bool(notebook.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state"))
+        assert (f'type="{WIDGET_STATE}"' in html_page) == has_state, page
+        loaded = [src.split("?")[0].removeprefix("../") for src in scripts(html_page)]
+        if has_state:
+            assert [src for src in loaded if src in order] == order, page
+            for src in order:
+                assert (site / src).is_file()
+        else:
+            assert not set(order) & set(loaded), page
+
+
+def test_the_docs_configuration_names_only_vendored_widget_files():
+    config = {"__file__": str(DOCS / "conf.py")}
+    exec(compile((DOCS / "conf.py").read_text(encoding="utf-8"), str(DOCS / "conf.py"), "exec"), config)
+    assert config["nb_execution_mode"] == "off"
+    static = [(DOCS / folder).resolve() for folder in config["html_static_path"]]
+    assert VENDOR in static
+    assert list(config["nb_ipywidgets_js"]) == ["requirejs/require.js", "require-paths.js", "html-manager/embed-amd.js"]
+    for path in config["nb_ipywidgets_js"]:
+        assert (VENDOR / path).is_file()
+
+
+def test_the_julia_table_names_only_what_trackerlab_has():
+    import trackerlab
+
+    table = (DOCS / "julia.md").read_text(encoding="utf-8")
+    python_names = set(re.findall(r"`(?:@)?tl\.([A-Za-z_][\w.]*)", table))
+    assert {"param", "back_", "grad_rule", "primitive", "update_", "optim.ADAM"} <= python_names
+    for name in python_names:
+        value = trackerlab
+        for part in name.split("."):
+            value = getattr(value, part)
+        assert callable(value), name

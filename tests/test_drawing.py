@@ -100,3 +100,12 @@ def test_bad_options_are_named():
         tl.plot_tape(np.ones(3))
     with pytest.raises(TypeError, match="plot_tape: highlight has a key of type int"):
         tl.plot_tape(y, highlight=3)
+
+
+def test_constants_written_in_their_call_or_drawn_as_boxes():
+    x = tl.param(2.0)
+    y = tl.sin(x) * 3
+    folded = texts(tl.plot_tape(y))
+    assert "scalar float64\ndata 2.72789\nconst 2 = 3" in folded and "const" not in folded
+    boxes = texts(tl.plot_tape(y, constants=True))
+    assert "const" in boxes and "scalar\ndata 3" in boxes

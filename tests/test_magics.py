@@ -93,6 +93,16 @@ def test_an_exception_gives_a_normal_traceback_and_a_failed_cell(ip):
     assert not svgs(captured)
 
 
+def test_a_syntax_error_is_shown_as_a_cell_shows_it(ip):
+    result, captured = run(ip, "%%track -p a\nbefore = 1\ny = (2 +\n")
+    assert not result.success
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "line 3" in captured.stdout and "SyntaxError: '(' was never closed" in captured.stdout
+    assert "%%track: the cell was not run (syntax error above)" in captured.stdout + captured.stderr
+    assert "before" not in ip.user_ns
+    assert "magics.py" not in captured.stdout
+
+
 def test_the_drawing_labels_values_by_the_cells_names_only(ip):
     ip.user_ns["h"] = tl.param(5.0)
     result, captured = run(ip, "%%track -p a\nz = a * 2\nloss = z + a")

@@ -201,6 +201,14 @@ def test_buttons_slider_and_index_drive_one_another():
     assert stepper.index == 0 and not stepper.play.playing
 
 
+def test_the_plain_text_repr_is_short_and_deterministic():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    assert repr(stepper) == "BackpropStepper(4 steps from y, at step 1: y)"
+    stepper.index = 2
+    assert stepper._repr_mimebundle_()["text/plain"] == "BackpropStepper(4 steps from y, at step 3: a)"
+
+
 def test_setting_index_out_of_range_is_a_clear_error():
     y, labels = shared_use()
     stepper = tl.BackpropStepper(y, labels=labels)
@@ -271,6 +279,12 @@ def test_states_mark_done_current_pending():
     stepper = tl.BackpropStepper(y, labels=labels)
     frames = stepper._frames
     names = {node: name for node, name in frames.names.items()}
+    assert {names[n]: s for n, s in frames.states(0).items()} == {
+        "y": "current",
+        "c": "pending",
+        "a": "pending",
+        "b": "waiting",
+    }
     assert {names[n]: s for n, s in frames.states(1).items()} == {
         "y": "done",
         "c": "current",

@@ -40,6 +40,8 @@ def track_notebook():
         "%load_ext trackerlab\nw, x = 0.5, -1.5",
         "%%track -p w x --back loss\nh = w * x\nloss = h * h + w",
         "print(w.grad, x.grad)",
+        "u = 3.0",
+        "%%track -p u --back v --step\nv = u * u",
     )
 
 

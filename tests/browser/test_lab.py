@@ -75,6 +75,13 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
         "e.textContent.startsWith('step 3 of 4'))"
     )
     assert frame_text(page).splitlines()[1] == "Δ arrived: 1.0 + 3.0 = 4.0  (used 2 times: from y, c)"
+    # and so do the buttons: focus one and press Enter
+    stepper.get_by_role("button", name="◀ previous").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tl-frame-text')].some(e => e.offsetParent && "
+        "e.textContent.startsWith('step 2 of 4'))"
+    )
     assert not page.errors
 
 
@@ -96,4 +103,19 @@ def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
     assert cells.nth(2).locator(".jp-OutputArea-output").inner_text().strip() == "3.25 -0.75"
     drawing.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "lab-track.png"))
+
+    # --step shows the stepper for the --back variable, its values named after the cell's variables
+    stepper = cells.nth(4).locator(".tl-stepper")
+    stepper.wait_for()
+    lines = stepper.locator(".tl-frame-text:visible").inner_text().splitlines()
+    assert lines[0] == "step 1 of 2: v = multiply(u, u)"
+    assert lines[3:5] == ["  → u: Δ·u = 1.0 × 3.0 = 3.0", "  → u: Δ·u = 1.0 × 3.0 = 3.0  (u now holds 3.0 + 3.0 = 6.0)"]
+    stepper.get_by_role("button", name="next ▶").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tl-frame-text')].some(e => e.offsetParent && "
+        "e.textContent.startsWith('step 2 of 2'))"
+    )
+    assert stepper.locator(".tl-frame-text:visible").inner_text().splitlines()[-1] == "grads so far: u = 6.0"
+    stepper.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "lab-track-step.png"))
     assert not page.errors

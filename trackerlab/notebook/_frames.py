@@ -225,8 +225,10 @@ class Frames:
         return len(self.steps)
 
     def states(self, index: int) -> dict:
-        """Each node's state at frame ``index``: ``done``, ``current``, ``pending`` or (the rest) ``waiting``."""
-        states = {step.node: "done" for step in self.walk[:index]}
+        """Each node's state at frame ``index``: ``done``, ``current``, ``pending`` (holding part of its
+        sensitivity) or ``waiting`` (reached by a later step, nothing arrived yet)."""
+        states = {step.node: "waiting" for step in self.walk[index + 1 :]}
+        states.update({step.node: "done" for step in self.walk[:index]})
         step = self.walk[index]
         for node in step.pending:
             states[node] = "pending"

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 
+from ..ops import Op
 from ..tracked import Tracked, _TrackedValue
 
-__all__ = ["Entry", "as_node", "label_map", "short", "tape", "to_numpy"]
+__all__ = ["Entry", "as_node", "label_map", "numbering", "operands", "short", "tape", "to_numpy"]
 
 
 def as_node(y, who: str) -> Tracked:
@@ -68,10 +69,54 @@ class Entry:
 
 
 def _operand_count(call) -> int:
-    arity = getattr(call.func, "arity", None)
-    if arity is None or not hasattr(call.func, "rule"):
-        return len(call.args)
-    return arity
+    arity = call.func.arity if type(call.func) is Op else None
+    return len(call.args) if arity is None else arity
+
+
+def operands(node: Tracked) -> tuple:
+    """The operands of the call that made ``node`` (its later arguments are settings)."""
+    call = node.f
+    func = call.func
+    if type(func) is Op and func.arity is not None:
+        return call.args[: func.arity]
+    return call.args
+
+
+def numbering(root: Tracked) -> tuple[dict, dict, dict]:
+    """Each node's number in ``tape``'s order (constants counted too), how often each node is used,
+    and each node's tracked operands.
+
+    The same keys as ``tape(root)`` without building its entries: all the HTML repr of a large
+    tape needs.
+    """
+    index: dict[Tracked, int] = {}
+    uses: dict[Tracked, int] = {}
+    below: dict[Tracked, tuple] = {}
+    n = 0
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if node in index:
+            stack.pop()
+            continue
+        if node.isleaf:
+            index[node] = n
+            below[node] = ()
+            n += 1
+            stack.pop()
+            continue
+        args = below.get(node)
+        if args is None:  # first visit: its operands go first
+            args = below[node] = tuple(a for a in operands(node) if type(a) is Tracked)
+            stack.extend(a for a in reversed(args) if a not in index)
+            continue
+        stack.pop()
+        for arg in args:
+            uses[arg] = uses.get(arg, 0) + 1
+        n += len(operands(node)) - len(args)
+        index[node] = n
+        n += 1
+    return index, uses, below
 
 
 def tape(root: Tracked) -> list[Entry]:
@@ -89,7 +134,7 @@ def tape(root: Tracked) -> list[Entry]:
             continue
         if not expanded and not node.isleaf:
             stack.append((node, True))
-            for arg in reversed(node.f.args):
+            for arg in reversed(operands(node)):
                 if type(arg) is Tracked and arg not in seen:
                     stack.append((arg, False))
             continue
@@ -160,12 +205,17 @@ def short(x, limit: int = 6) -> str:
     if a.size == 0:
         return "[]"
     if a.size <= limit:
-        flat = ", ".join(number(v) for v in a.reshape(-1))
-        return f"[{flat}]" if a.ndim == 1 else f"[{flat}] ({'×'.join(map(str, a.shape))})"
+        return _nested(a)
     finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
     if finite.size == 0:
         return "all nan/inf"
     return f"{number(finite.min())} … {number(finite.max())}"
+
+
+def _nested(a) -> str:
+    if a.ndim == 0:
+        return number(a[()])
+    return "[" + ", ".join(_nested(row) for row in a) + "]"
 
 
 def _numeric_list(x) -> bool:

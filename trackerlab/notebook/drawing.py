@@ -26,7 +26,7 @@ _KIND = {
     "more": ("#757575", "#ffffff", "sawtooth,pad=0.04,tooth_size=0.06"),
 }
 _STATE_FILL = {"done": "#cfd8dc", "current": "#ffb74d", "pending": "#fff1b8", "waiting": "#ffffff"}
-_BOX_W, _BOX_H, _GAP_X, _GAP_Y = 1.75, 0.72, 0.75, 0.28
+_BOX_W, _BOX_H, _GAP_X, _GAP_Y = 1.75, 0.8, 0.75, 0.28
 
 
 class TapeFigure(Figure):
@@ -47,6 +47,8 @@ def plot_tape(
     states=None,
     grads=None,
     max_nodes: int = 60,
+    wrap: int = 8,
+    constants: bool = False,
     show_data: bool = True,
     title: str | None = None,
     format: str | None = None,  # noqa: A002  (as matplotlib names it)
@@ -55,11 +57,14 @@ def plot_tape(
 
     Each box shows the value's name (from ``labels``) and op, its shape, its data and its grad
     (a scalar's value, a few elements, or the range). Parameters are green rounded boxes,
-    operations blue square ones, constants grey. ``highlight`` marks a node as current;
+    operations blue square ones; constant operands are written in the box of the call that
+    used them (``const 2 = 0.5`` is its second argument), or drawn as grey boxes of their own with
+    ``constants=True``. ``highlight`` marks a node as current;
     ``states`` maps nodes to ``"done"``, ``"current"``, ``"pending"`` or ``"waiting"`` (the
     stepper colours the walk with it); ``grads`` maps nodes to the sensitivity to show instead of
     the accumulated ``.grad``. Tapes with more than ``max_nodes`` values show the part nearest the
-    output and one "… N more" box for the rest.
+    output and one "… N more" box for the rest; tapes more than ``wrap`` steps long continue on
+    the next row.
 
     Draws into ``ax`` when given, else into a new figure; returns the figure, or the drawing as SVG
     text with ``format="svg"``.
@@ -72,29 +77,35 @@ def plot_tape(
     """
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
-    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 2:
-        raise ValueError(f"plot_tape: max_nodes must be an integer of at least 2, not {max_nodes!r}")
+    for option, value, least in (("max_nodes", max_nodes, 2), ("wrap", wrap, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ValueError(f"plot_tape: {option} must be an integer of at least {least}, not {value!r}")
     root = as_node(y, "plot_tape")
     node_states = _state_map(states, highlight)
     shown_grads = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
     graph = to_networkx(root, labels=label_map(labels, "plot_tape"))
+    if not constants:
+        _fold_constants(graph)
     graph, hidden = _limit(graph, max_nodes)
-    positions, size = _layout(graph)
+    positions, size, row_of = _layout(graph, wrap)
 
+    width, height = max(size[0], 3.0), max(size[1], 1.6)
     if ax is None:
-        figure = TapeFigure(figsize=(max(size[0], 3.0), max(size[1], 1.6) + (0.35 if title else 0)))
+        head = 0.35 if title else 0.0
+        figure = TapeFigure(figsize=(width, height + head))
         FigureCanvasAgg(figure)
-        ax = figure.add_axes((0, 0, 1, 1 if not title else size[1] / (size[1] + 0.35)))
+        ax = figure.add_axes((0, 0, 1, height / (height + head)))
     figure = ax.figure
-    ax.set_xlim(0, max(size[0], 3.0))
-    ax.set_ylim(-max(size[1], 1.6), 0)
+    ax.set_xlim(0, width)
+    ax.set_ylim(-height, 0)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
         figure.suptitle(title, fontsize=10)
 
     for source, target, attrs in graph.edges(data=True):
-        _draw_edge(ax, positions[source], positions[target], attrs, graph.in_degree(target) > 1)
+        wrapped = row_of[source] != row_of[target]
+        _draw_edge(ax, positions[source], positions[target], attrs, graph.in_degree(target) > 1, wrapped)
     for key, attrs in graph.nodes(data=True):
         node = attrs.get("node")
         state = node_states.get(node) if node is not None else None
@@ -175,12 +186,26 @@ def _limit(graph, max_nodes: int):
     return sub, hidden
 
 
+def _fold_constants(graph) -> None:
+    """Write each constant operand into the box of its call instead of a box of its own."""
+    for key in [k for k, const in graph.nodes(data="const") if const]:
+        value = graph.nodes[key]["data"]
+        for target in list(graph.successors(key)):
+            positions = graph.edges[key, target]["positions"]
+            folded = graph.nodes[target].setdefault("folded", [])
+            folded.extend(f"const {p + 1} = {short(value, 3)}" for p in positions)
+        graph.remove_node(key)
+
+
 def _number(key: str) -> int:
     return int(key[1:]) if key.startswith("n") else -1
 
 
-def _layout(graph) -> tuple[dict, tuple[float, float]]:
-    """Positions (box centres, inches) by topological generation, and the drawing's size."""
+def _layout(graph, wrap: int) -> tuple[dict, tuple[float, float], dict]:
+    """Box centres (inches) by topological generation, the drawing's size, and each box's row.
+
+    A tape more than ``wrap`` generations long continues on the next row, like text.
+    """
     layer = {}
     for depth, generation in enumerate(nx.topological_generations(graph)):
         for key in generation:
@@ -192,35 +217,36 @@ def _layout(graph) -> tuple[dict, tuple[float, float]]:
     columns: dict[int, list] = {}
     for key in graph:
         columns.setdefault(layer[key], []).append(key)
-    order = {key: i for column in columns.values() for i, key in enumerate(column)}
     depths = sorted(columns)
-    for sweep in (depths, list(reversed(depths)), depths):  # barycentre ordering: fewer crossings
-        forward = sweep is not depths[::-1] and sweep[0] == depths[0]
+    order = {key: i for column in columns.values() for i, key in enumerate(column)}
+    for sweep, backwards in ((depths, False), (depths[::-1], True), (depths, False)):  # barycentres
         for depth in sweep:
-            column = columns[depth]
-            neighbours = graph.predecessors if forward else graph.successors
+            neighbours = graph.successors if backwards else graph.predecessors
 
             def centre(key, neighbours=neighbours):
                 near = [order[n] for n in neighbours(key)]
                 return sum(near) / len(near) if near else order[key]
 
-            column.sort(key=lambda key, centre=centre: (centre(key), order[key]))
-            for i, key in enumerate(column):
+            columns[depth].sort(key=lambda key, centre=centre: (centre(key), order[key]))
+            for i, key in enumerate(columns[depth]):
                 order[key] = i
-    height = max(len(c) for c in columns.values())
-    width = len(depths)
-    total_h = height * _BOX_H + (height - 1) * _GAP_Y + 0.7
-    total_w = width * _BOX_W + (width - 1) * _GAP_X + 0.3
-    positions = {}
-    for x_index, depth in enumerate(depths):
-        column = columns[depth]
-        column_h = len(column) * _BOX_H + (len(column) - 1) * _GAP_Y
-        top = (total_h - 0.45 - column_h) / 2
-        for i, key in enumerate(column):
-            x = 0.15 + x_index * (_BOX_W + _GAP_X) + _BOX_W / 2
-            y = -(top + i * (_BOX_H + _GAP_Y) + _BOX_H / 2)
-            positions[key] = (x, y)
-    return positions, (total_w, total_h)
+    rows = [depths[i : i + wrap] for i in range(0, len(depths), wrap)]
+    width = min(len(depths), wrap) * (_BOX_W + _GAP_X) - _GAP_X + 0.3
+    positions, row_of = {}, {}
+    top = 0.15
+    for row_index, row in enumerate(rows):
+        tallest = max(len(columns[d]) for d in row)
+        row_h = tallest * _BOX_H + (tallest - 1) * _GAP_Y
+        for x_index, depth in enumerate(row):
+            column = columns[depth]
+            column_h = len(column) * _BOX_H + (len(column) - 1) * _GAP_Y
+            start = top + (row_h - column_h) / 2
+            for i, key in enumerate(column):
+                x = 0.15 + x_index * (_BOX_W + _GAP_X) + _BOX_W / 2
+                positions[key] = (x, -(start + i * (_BOX_H + _GAP_Y) + _BOX_H / 2))
+                row_of[key] = row_index
+        top += row_h + _GAP_Y * 2.5
+    return positions, (width, top - _GAP_Y * 2.5 + 0.55), row_of
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -243,6 +269,7 @@ def _box_text(attrs, grad, hidden: int, show_data: bool) -> tuple[str, str]:
         lines.append(f"data {short(attrs.get('data'), 3)}")
         if grad is not None:
             lines.append(f"grad {short(grad, 3)}")
+    lines.extend(attrs.get("folded", ()))
     return _clip(head), "\n".join(_clip(line) for line in lines)
 
 
@@ -276,7 +303,7 @@ def _draw_box(ax, centre, attrs, state, *, is_output: bool, text) -> None:
     )
 
 
-def _draw_edge(ax, start, end, attrs, numbered: bool) -> None:
+def _draw_edge(ax, start, end, attrs, numbered: bool, wrapped: bool) -> None:
     x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1]
     x1, y1 = end[0] - _BOX_W / 2 - 0.04, end[1]
     arrow = FancyArrowPatch(
@@ -284,8 +311,9 @@ def _draw_edge(ax, start, end, attrs, numbered: bool) -> None:
         (x1, y1),
         arrowstyle="-|>,head_length=0.4,head_width=0.2",
         mutation_scale=10,
-        color="#607080",
-        linewidth=0.9,
+        color="#9aa6b2" if wrapped else "#607080",
+        linewidth=0.8 if wrapped else 0.9,
+        linestyle=(0, (4, 3)) if wrapped else "-",
         shrinkA=0,
         shrinkB=0,
         zorder=1,

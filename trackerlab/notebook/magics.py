@@ -50,11 +50,16 @@ class TrackMagics(Magics):
         for name in args.params:
             ns[name] = param(ns[name])
 
-        source = self.shell.transform_cell(cell)
-        tree = ast.parse(source)
-        ast.increment_lineno(tree, 1)  # line numbers of the cell as shown, the magic's line first
+        # the magic's own line stays in the source, as a blank line, so line numbers are the cell's
+        source = "\n" + self.shell.transform_cell(cell)
+        filename = self.shell.compile.cache(f"%%track {line}{source}", self.shell.execution_count)
+        try:
+            tree = ast.parse(source, filename)
+        except SyntaxError:
+            self.shell.showsyntaxerror(filename)  # shown as a plain cell shows it
+            raise UsageError("%%track: the cell was not run (syntax error above)") from None
         before = {name: id(value) for name, value in ns.items()}
-        value = _run(self.shell, tree, f"%%track {line}\n{source}", ns)
+        value = _run(tree, filename, ns)
 
         # the cell's variables: those it names, and those it bound (a %-magic inside it may bind some)
         bound = [n for n, v in ns.items() if before.get(n) != id(v) and not n.startswith("_")]
@@ -102,10 +107,9 @@ class TrackMagics(Magics):
         _draw(y, labels)
 
 
-def _run(shell, tree: ast.Module, source: str, ns: dict):
+def _run(tree: ast.Module, filename: str, ns: dict):
     """Run the cell's statements in ``ns``; return the value of a final expression, as a cell does."""
     __tracebackhide__ = True
-    filename = shell.compile.cache(source, shell.execution_count)
     body = tree.body
     last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
     if body:

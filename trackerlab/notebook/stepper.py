@@ -139,6 +139,11 @@ class BackpropStepper(widgets.VBox):
     def __len__(self) -> int:
         return len(self._frames)
 
+    def __repr__(self) -> str:
+        count = f"{len(self)}{'+' if self.truncated else ''} steps"
+        first, now = self.steps[0]["node"], self.steps[self.index]["node"]
+        return f"BackpropStepper({count} from {first}, at step {self.index + 1}: {now})"
+
     def next(self) -> None:
         """Show the next step (nothing after the last)."""
         self.index = min(self.index + 1, len(self) - 1)

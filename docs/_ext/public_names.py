@@ -1,0 +1,62 @@
+"""A directive that writes the API reference entries of the public names ``trackerlab`` has.
+
+    .. public-names:: param data grad optim.Descent
+
+becomes one autodoc entry per name (``autofunction``, ``autoclass`` with its members, or
+``automodule``); ``api.rst`` uses it (reST, as autodoc is). A name the package does not have yet is
+left out with a note in the build log, so the reference follows the package as its parts land;
+``tests/test_docs.py`` checks that every public name of DESIGN.md the package has is in the built
+reference.
+"""
+
+import importlib
+import inspect
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.parsing import nested_parse_to_nodes
+
+logger = logging.getLogger(__name__)
+
+
+def lookup(name: str):
+    """``trackerlab.<name>``, or ``None`` when the package does not have it (yet)."""
+    value = importlib.import_module("trackerlab")
+    try:
+        for part in name.split("."):
+            value = getattr(value, part)
+    except (AttributeError, ImportError):  # the lazy notebook names import their module on access
+        return None
+    return value
+
+
+def entry(name: str, value) -> list[str]:
+    """The reST autodoc lines for one public name."""
+    target = f"trackerlab.{name}"
+    if inspect.ismodule(value):
+        return [f".. automodule:: {target}", ""]
+    if inspect.isclass(value):
+        return [f".. autoclass:: {target}", "   :members:", ""]
+    return [f".. autofunction:: {target}", ""]
+
+
+class PublicNames(SphinxDirective):
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        lines = []
+        for name in " ".join(self.content).split():
+            value = lookup(name)
+            if value is None:
+                logger.info("public-names: trackerlab has no %s yet; left out", name)
+                continue
+            lines += entry(name, value)
+        source = self.get_source_info()[0]
+        return nested_parse_to_nodes(self.state, StringList(lines, source=source))
+
+
+def setup(app):
+    app.add_directive("public-names", PublicNames)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

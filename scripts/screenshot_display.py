@@ -1,0 +1,128 @@
+"""Render the notebook displays to HTML pages and screenshot them in headless Chromium.
+
+    python scripts/screenshot_display.py OUTDIR
+
+writes OUTDIR/repr.html (HTML reprs, light), OUTDIR/repr-dark.html (the same in JupyterLab's dark
+colours), OUTDIR/tape.html (plot_tape as SVG) and a PNG screenshot of each.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from html import escape
+from pathlib import Path
+
+import numpy as np
+
+import trackerlab as tl
+from trackerlab.notebook.html import html_repr
+
+DARK = """<style>body{background:#111;color:#ddd;--jp-content-font-color1:rgba(255,255,255,1);
+--jp-content-font-color2:rgba(255,255,255,.7);--jp-border-color2:#424242;--jp-layout-color2:#303030;
+--jp-brand-color1:#64b5f6;--jp-success-color1:#81c784;--jp-warn-color1:#ffb74d;--jp-accent-color1:#ce93d8}</style>"""
+
+
+def examples() -> list[tuple[str, str]]:
+    W = tl.param([[1, 2], [3, 4]])
+    x = tl.param([5, 6])
+    y = W @ x
+    tl.back_(y, [1, -1])
+
+    a = tl.param(2.0)
+    b = a * a
+    c = tl.sin(b) + b * 3
+
+    @tl.primitive
+    def evil(u):
+        return u * 2
+
+    evil.__name__ = "<script>alert(1)</script>"
+
+    @tl.grad_rule(evil)
+    def _(u):
+        return tl.data(u) * 2, lambda g: (2 * g,)
+
+    rng = np.random.default_rng(0)
+    big = rng.normal(size=(200, 50))
+    big[3, 4] = np.nan
+    big[7, 1] = np.inf
+    h = tl.param(big)
+    loss = tl.mean(tl.tanh(h) * 2)
+    tl.back_(loss)
+
+    z = tl.param(0.5)
+    for _ in range(5000):
+        z = tl.sin(z) * 1.0
+    return [
+        ("the seed's W @ x after back_(y, [1, -1])", html_repr(y, labels={W: "W", x: "x", y: "y"})),
+        ("a leaf, W", html_repr(W)),
+        ("a shared sub-expression: sin(a·a) + 3·(a·a)", html_repr(c, labels={a: "a", b: "b"})),
+        ("a rule named <script>alert(1)</script>", html_repr(evil(tl.param(1.0)))),
+        ("a 200×50 parameter with one NaN and one Inf", html_repr(h)),
+        ("mean(tanh(h) * 2)", html_repr(loss, labels={h: "h"})),
+        ("a 10,001-value chain", html_repr(z)),
+    ]
+
+
+def page(body: str, head: str = "") -> str:
+    head = f'<meta charset="utf-8">{head}'
+    return f'<!doctype html><html><head>{head}</head><body style="margin:16px">{body}</body></html>'
+
+
+def screenshot(html_file: Path, png: Path, size: str = "1200,1600") -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        sys.exit("screenshot_display: chromium is not installed")
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--hide-scrollbars",
+                f"--user-data-dir={profile}",
+                f"--screenshot={png}",
+                f"--window-size={size}",
+                html_file.resolve().as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"<h3>{escape(title)}</h3>{html}" for title, html in examples())
+    (out / "repr.html").write_text(page(body))
+    (out / "repr-dark.html").write_text(page(body, DARK))
+
+    W = tl.param([[1, 2], [3, 4]])
+    x = tl.param([5, 6])
+    b = tl.param([0.5, -0.5])
+    loss = tl.sum(tl.tanh(W @ x * 0.1 + b) ** 2)
+    tl.back_(loss)
+    steps = list(tl.backprop_steps(loss))
+    current = steps[2]
+    states = {s.node: "done" for s in steps[:2]}
+    states.update({n: "pending" for n in current.pending})
+    svg = tl.tape_svg(loss, labels={W: "W", x: "x", b: "b", loss: "loss"})
+    stepped = tl.tape_svg(loss, labels={W: "W", x: "x", b: "b"}, states=states, highlight=current.node)
+    chain = tl.param(0.3)
+    for i in range(48):
+        chain = tl.sin(chain) * 0.9 if i % 2 else chain + tl.param(0.1)
+    large = tl.tape_svg(chain)
+    (out / "tape.html").write_text(page(svg + "<hr>" + stepped + "<hr>" + large))
+    for name in ("repr", "repr-dark", "tape"):
+        screenshot(out / f"{name}.html", out / f"{name}.png")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots"))

@@ -1,0 +1,169 @@
+"""The HTML repr: required content, escaping, determinism, and the limits that keep large tapes usable."""
+
+import re
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+from trackerlab.notebook.html import html_repr
+
+
+def body(html):
+    """The HTML after the shared style sheet."""
+    return html[html.index("</style>") + len("</style>") :]
+
+
+def text(html):
+    return re.sub(r"<[^>]+>", "", body(html))
+
+
+def test_seed_w_times_x():
+    W = tl.param([[1, 2], [3, 4]])
+    x = tl.param([5, 6])
+    y = W @ x
+    tl.back_(y, [1, -1])
+    html = y._repr_html_()
+    assert html == html_repr(y)
+    assert html.startswith('<div class="tl-repr" id="tl-') and html.endswith("</div>")
+    shown = text(html)
+    assert shown.startswith("TrackedArray 2 float64 (numpy · cpu)made by matmul · 3 values on the tape")
+    assert '<table class="tl-table"><tr><td>17</td><td>39</td></tr></table>' in html
+    assert "none: gradients accumulate on leaves" in shown
+    assert "tape: 3 values" in shown
+    assert "n2 matmul 2 [17, 39]" in shown
+    assert "n0 param 2×2 [[1, 2], [3, 4]] ∇ [[5, 6], [-5, -6]]" in shown
+    assert "n1 param 2 [5, 6] ∇ [-2, -2]" in shown
+    named = text(html_repr(y, labels={W: "W", x: "x", y: "y"}))
+    assert named.startswith("y TrackedArray") and "n0 W = param" in named and "n1 x = param" in named
+
+
+def test_leaf_shows_data_and_grad_tables():
+    W = tl.param([[1, 2], [3, 4]])
+    tl.back_(W @ tl.param([5, 6]), [1, -1])
+    html = html_repr(W)
+    assert "leaf" in text(html) and "1 value on the tape" in text(html)
+    assert "<tr><td>5</td><td>6</td></tr><tr><td>-5</td><td>-6</td></tr>" in html
+    assert "tape:" not in html  # a leaf has no tape to unfold
+
+
+def test_every_string_is_escaped():
+    @tl.primitive
+    def evil(u):
+        return u * 2
+
+    evil.__name__ = "<script>alert(1)</script>"
+
+    @tl.grad_rule(evil)
+    def _(u):
+        return tl.data(u) * 2, lambda g: (2 * g,)
+
+    x = tl.param(1.0)
+    y = tl.nobacksies("<img src=x onerror=alert(1)>", evil(x))
+    html = html_repr(y, labels={x: '"><b>x</b>'})
+    assert "<script" not in html and "<img" not in html and "<b>x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&#x27;&lt;img src=x onerror=alert(1)&gt;&#x27;" in html
+    assert "&quot;&gt;&lt;b&gt;x&lt;/b&gt;" in html
+    assert text(html).count("<script>alert(1)</script>") == 0  # still escaped after removing tags
+
+
+def test_no_javascript_and_theme_variables():
+    html = html_repr(tl.sin(tl.param([1.0, 2.0])))
+    assert "<script" not in html and "onclick" not in html
+    assert "<details open><summary" in html
+    for variable in ("--jp-content-font-color1,#", "--jp-border-color2,#", "--jp-code-font-family,"):
+        assert f"var({variable}" in html
+    assert "@media (prefers-color-scheme:dark)" in html
+
+
+def test_deterministic():
+    def build():
+        a = tl.param([1.0, 2.0])
+        b = tl.exp(a)
+        return html_repr(tl.sum(b * b + a), labels={a: "a"})
+
+    first = build()
+    assert first == build()
+    assert "0x" not in first
+    assert re.findall(r'id="(tl-[0-9a-f]{10})"', first)[0] in first
+
+
+def test_shared_subexpression_shown_once():
+    a = tl.param(2.0)
+    b = a * a
+    c = tl.sin(b) + b * 3
+    html = html_repr(c, labels={b: "b"})
+    assert text(html).count("b = multiply") == 2
+    assert text(html).count("b = multiply scalar 4") == 1
+    anchor = re.search(r'href="#(tl-[0-9a-f]+-n1)">↺ shown above', html).group(1)
+    assert f'id="{anchor}"' in html
+
+
+def test_long_chain_is_folded_with_a_count():
+    z = tl.param(0.5)
+    for _ in range(5000):
+        z = tl.sin(z) * 1.0
+    html = html_repr(z)
+    shown = text(html)
+    assert "10,001 values on the tape" in shown
+    assert "tape: 10,001 values, 3 shown" in shown
+    assert "… 9,998 more in a chain (sin ×4,999, multiply ×4,999)" in shown
+    assert shown.count("multiply") == 3 and "n0 param" in shown
+
+
+def test_ten_thousand_nodes_stay_small_and_counts_add_up():
+    a = tl.param(np.arange(10.0))
+    s = a[0]
+    for i in range(1, 5000):
+        s = s + a[i % 10]
+    html = html_repr(s)
+    assert len(html.encode()) <= 200_000
+    shown = text(html)
+    total = int(re.search(r"tape: ([\d,]+) values", shown).group(1).replace(",", ""))
+    assert total == 10_000
+    n_shown = int(re.search(r"values, ([\d,]+) shown", shown).group(1).replace(",", ""))
+    more = [int(m.replace(",", "")) for m in re.findall(r"… ([\d,]+) more", shown)]
+    assert n_shown + sum(more) == total
+    nesting = deepest = 0
+    for tag in re.findall(r"</?details", html):
+        nesting += 1 if tag == "<details" else -1
+        deepest = max(deepest, nesting)
+    assert deepest == 1 + 1 + 12  # the tape, the output, then max_depth levels below it
+
+
+def test_size_limit():
+    xs = [tl.param(float(i)) for i in range(300)]
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    html = html_repr(total, max_nodes=50, max_depth=400)
+    shown = text(html)
+    assert "tape: 599 values, 50 shown" in shown
+    more = [int(m) for m in re.findall(r"… (\d+) more", shown)]
+    assert more == [548, 1]  # below the last level shown, and its last value
+    assert shown.count("param") == 24 and shown.count("add scalar") == 26
+
+
+def test_large_arrays_are_summarised():
+    values = np.linspace(-1.0, 1.0, 1000)
+    values[3] = np.nan
+    values[4] = np.inf
+    values[5] = -np.inf
+    html = html_repr(tl.param(values))
+    shown = text(html)
+    assert "TrackedArray 1000 float64" in shown
+    assert "min-1" in shown and "max1" in shown and "std" in shown and "mean" in shown
+    assert '<span class="tl-warn">1 NaN</span>' in html and '<span class="tl-warn">2 Inf</span>' in html
+    spark = re.search(r'<div class="tl-spark"[^>]*>([^<]*)</div>', html).group(1)
+    assert len(spark) == 16 and set(spark) <= set("▁▂▃▄▅▆▇█ ")
+    assert "first: -1, -0.997998, -0.995996, …" in shown
+    clean = html_repr(tl.param(np.ones((20, 20))))
+    assert '<span class="tl-dim">0 NaN</span>' in clean and "tl-warn" not in body(clean)
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(TypeError, match="html_repr: y is not tracked"):
+        html_repr(np.ones(3))
+    with pytest.raises(ValueError, match="html_repr: max_depth must be a positive integer, not 0"):
+        html_repr(tl.param(1.0) * 2, max_depth=0)

@@ -1,0 +1,82 @@
+"""Arrays as HTML for the notebook reprs: small ones as tables, large ones as a summary (range, mean,
+spread, a sparkline histogram and NaN/Inf counts)."""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+
+from ._tape import number, to_numpy
+
+__all__ = ["array_html", "stats"]
+
+_BARS = "▁▂▃▄▅▆▇█"
+TABLE_ROWS = 12
+TABLE_COLUMNS = 12
+
+
+def array_html(x, empty: str) -> str:
+    """``x`` as HTML: a number, a table, or a summary; ``empty`` says why there is no value."""
+    if x is None:
+        return f'<div class="tl-none">{escape(empty)}</div>'
+    a = to_numpy(x.data if hasattr(x, "tracker") else x)
+    if a.ndim == 0:
+        return f'<div class="tl-scalar">{escape(number(a[()]))}</div>'
+    if a.ndim <= 2 and a.shape[0] <= TABLE_ROWS and (a.ndim == 1 or a.shape[1] <= TABLE_COLUMNS) and a.size:
+        return _table(a)
+    return _summary(a)
+
+
+def _table(a) -> str:
+    rows = [a] if a.ndim == 1 else list(a)
+    body = "".join("<tr>" + "".join(f"<td>{escape(number(v))}</td>" for v in row) + "</tr>" for row in rows)
+    return f'<table class="tl-table">{body}</table>'
+
+
+def stats(a) -> dict:
+    """Minimum, maximum, mean and standard deviation of the finite values, and the NaN/Inf counts."""
+    values = np.abs(a) if a.dtype.kind == "c" else a.astype(np.float64, copy=False)
+    nan = int(np.isnan(values).sum())
+    inf = int(np.isinf(values).sum())
+    finite = values[np.isfinite(values)] if nan or inf else values.reshape(-1)
+    out = {"nan": nan, "inf": inf, "size": int(a.size), "finite": finite}
+    if finite.size:
+        out.update(min=finite.min(), max=finite.max(), mean=finite.mean(), std=finite.std())
+    return out
+
+
+def sparkline(finite, bins: int = 16) -> str:
+    """A histogram of the finite values in one line of block characters."""
+    if finite.size == 0:
+        return ""
+    low, high = float(finite.min()), float(finite.max())
+    if low == high:
+        return _BARS[-1]
+    counts, _ = np.histogram(finite, bins=bins, range=(low, high))
+    top = counts.max()
+    return "".join(" " if c == 0 else _BARS[min(len(_BARS) - 1, int(c * len(_BARS) / (top + 1)))] for c in counts)
+
+
+def _summary(a) -> str:
+    s = stats(a)
+    label = "|x| " if a.dtype.kind == "c" else ""
+    if a.size == 0:
+        return '<div class="tl-none">empty</div>'
+    cells = []
+    if "min" in s:
+        for key in ("min", "max", "mean", "std"):
+            cells.append(f"<tr><th>{label}{key}</th><td>{escape(number(s[key]))}</td></tr>")
+    flags = []
+    for key, word in (("nan", "NaN"), ("inf", "Inf")):
+        count = s[key]
+        css = "tl-warn" if count else "tl-dim"
+        flags.append(f'<span class="{css}">{count} {word}</span>')
+    first = ", ".join(number(v) for v in a.reshape(-1)[:3])
+    spark = sparkline(s["finite"])
+    return (
+        f'<table class="tl-table tl-stats">{"".join(cells)}</table>'
+        f'<div class="tl-spark" title="histogram of the finite values">{escape(spark)}</div>'
+        f'<div class="tl-flags">{" · ".join(flags)}</div>'
+        f'<div class="tl-dim">first: {escape(first)}, …</div>'
+    )

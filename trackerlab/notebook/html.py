@@ -1,0 +1,260 @@
+"""The HTML repr of a tracked value (its ``_repr_html_``): a header, the data and grad side by side, and
+the ``Call`` tape as a foldable tree. Plain HTML and CSS (``<details>``), no JavaScript; JupyterLab's
+theme variables with fallbacks; every string escaped; the same value always gives the same HTML."""
+
+from __future__ import annotations
+
+import hashlib
+from html import escape
+
+from ..tracked import Tracked, _TrackedValue
+from ._tape import as_node, dtype_text, label_map, numbering, operands, shape_text, short
+from ._values import array_html
+
+__all__ = ["html_repr"]
+
+MAX_NODES = 200
+MAX_DEPTH = 12
+CHAIN = 4  # a run of at least this many one-operand calls is folded into one line
+OPEN_DEPTH = 2  # tree levels unfolded at first
+
+_STYLE = """<style>
+.tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328);--tl-dim:var(--jp-content-font-color2,#59636e);
+--tl-border:var(--jp-border-color2,#d1d9e0);--tl-bg2:var(--jp-layout-color2,#f3f5f7);
+--tl-op:var(--jp-brand-color1,#1f5fbf);--tl-leaf:var(--jp-success-color1,#2e7d32);
+--tl-warn:var(--jp-warn-color1,#b35c00);--tl-grad:var(--jp-accent-color1,#8250df);
+color:var(--tl-fg);font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);
+font-size:var(--jp-code-font-size,12.5px);line-height:1.45;margin:2px 0}
+@media (prefers-color-scheme:dark){.tl-repr{--tl-fg:var(--jp-content-font-color1,#e6edf3);
+--tl-dim:var(--jp-content-font-color2,#9198a1);--tl-border:var(--jp-border-color2,#3d444d);
+--tl-bg2:var(--jp-layout-color2,#262c36);--tl-op:var(--jp-brand-color1,#6cb6ff);
+--tl-leaf:var(--jp-success-color1,#57ab5a);--tl-warn:var(--jp-warn-color1,#e0a04a);
+--tl-grad:var(--jp-accent-color1,#c297ff)}}
+.tl-repr .tl-head{margin-bottom:4px}.tl-repr .tl-kind{font-weight:bold}
+.tl-repr .tl-dim{color:var(--tl-dim)}.tl-repr .tl-warn{color:var(--tl-warn);font-weight:bold}
+.tl-repr .tl-badge{border:1px solid var(--tl-border);border-radius:3px;padding:0 4px;margin-left:4px}
+.tl-repr .tl-op{color:var(--tl-op);font-weight:bold}.tl-repr .tl-leaf{color:var(--tl-leaf);font-weight:bold}
+.tl-repr .tl-name{font-weight:bold}.tl-repr .tl-grad{color:var(--tl-grad)}
+.tl-repr .tl-panels{display:flex;flex-wrap:wrap;gap:12px;margin:4px 0}
+.tl-repr .tl-panel{border:1px solid var(--tl-border);border-radius:4px;padding:4px 8px;min-width:8em}
+.tl-repr .tl-title{color:var(--tl-dim);font-size:90%;margin-bottom:2px}
+.tl-repr .tl-scalar{font-size:120%}.tl-repr .tl-none{color:var(--tl-dim);font-style:italic}
+.tl-repr table.tl-table{border-collapse:collapse;margin:0;font-family:inherit;font-size:inherit}
+.tl-repr .tl-table td,.tl-repr .tl-table th{border:1px solid var(--tl-border);padding:1px 6px;text-align:right;
+color:inherit;background:transparent}
+.tl-repr .tl-table th{background:var(--tl-bg2);font-weight:normal;text-align:left}
+.tl-repr .tl-spark{letter-spacing:1px;margin-top:2px;color:var(--tl-op)}
+.tl-repr details>summary{cursor:pointer}.tl-repr ul.tl-tree{list-style:none;margin:0;padding-left:1.3em;
+border-left:1px dotted var(--tl-border)}.tl-repr ul.tl-tree>li{margin:0}
+.tl-repr .tl-key{color:var(--tl-dim);font-size:85%}.tl-repr .tl-more{color:var(--tl-dim);font-style:italic}
+.tl-repr a{color:inherit}
+</style>"""
+
+
+def html_repr(
+    value,
+    *,
+    labels=None,
+    max_nodes: int = MAX_NODES,
+    max_depth: int = MAX_DEPTH,
+) -> str:
+    """The HTML shown for a tracked value in a notebook.
+
+    A header (kind, shape, dtype, backend and device, and whether it is a leaf or which operation
+    made it), the data and the grad side by side, and the tape as a tree of ``<details>`` down to
+    the leaves. A value used twice is shown once and referred to after that, runs of one-operand
+    calls are folded with a count, and the tree stops after ``max_nodes`` values or ``max_depth``
+    levels with "… N more".
+
+    >>> import trackerlab as tl
+    >>> "matmul" in html_repr(tl.param([[1, 2], [3, 4]]) @ tl.param([5, 6]))
+    True
+    """
+    for name, limit in (("max_nodes", max_nodes), ("max_depth", max_depth)):
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ValueError(f"html_repr: {name} must be a positive integer, not {limit!r}")
+    root = as_node(value, "html_repr")
+    names = label_map(labels, "html_repr")
+    tree = _Tree(root, names, max_nodes, max_depth)
+    body = _header(value, root, names, len(tree.index)) + _panels(root) + tree.html()
+    anchor = hashlib.sha1(body.encode()).hexdigest()[:10]
+    return f'<div class="tl-repr" id="tl-{anchor}">{_STYLE}{body.replace("tl-@", f"tl-{anchor}-")}</div>'
+
+
+def _header(value, root: Tracked, names: dict, count: int) -> str:
+    data = root.data
+    kind = type(value).__name__ if isinstance(value, _TrackedValue) else "Tracked"
+    module = type(data).__module__.split(".")[0]
+    backend = "python" if module == "builtins" else module
+    device = getattr(data, "device", None)
+    where = backend if device is None else f"{backend} · {device}"
+    if root.isleaf:
+        origin = '<span class="tl-badge tl-leaf">leaf</span>'
+    else:
+        origin = f'<span class="tl-badge">made by <span class="tl-op">{escape(root.f.name)}</span></span>'
+    name = names.get(root)
+    title = f'<span class="tl-name">{escape(name)}</span> ' if name else ""
+    return (
+        f'<div class="tl-head">{title}<span class="tl-kind">{escape(kind)}</span> '
+        f"{escape(shape_text(tuple(getattr(data, 'shape', ()))))} {escape(dtype_text(data))} "
+        f'<span class="tl-dim">({escape(str(where))})</span>{origin}'
+        f'<span class="tl-dim"> · {count:,} value{"s" if count != 1 else ""} on the tape</span></div>'
+    )
+
+
+def _panels(root: Tracked) -> str:
+    why = "none: a leaf's gradient is never reset to None" if root.isleaf else "none: gradients accumulate on leaves"
+    return (
+        '<div class="tl-panels">'
+        f'<div class="tl-panel"><div class="tl-title">data</div>{array_html(root.data, "none")}</div>'
+        f'<div class="tl-panel"><div class="tl-title">grad</div>{array_html(root.grad, why)}</div>'
+        "</div>"
+    )
+
+
+class _Tree:
+    """The tape as nested ``<details>``, built without recursion; counts are filled in at the end.
+
+    Nodes are named ``n0``, ``n1``, … as in ``to_networkx``, so the two can be read side by side.
+    """
+
+    def __init__(self, root: Tracked, names: dict, max_nodes: int, max_depth: int):
+        self.root = root
+        self.names = names
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.index, self.uses, self.below = numbering(root)
+
+    def html(self) -> str:
+        root = self.root
+        if root.isleaf:
+            return ""
+        total = len(self.index)
+        shown, chains = self._select()
+        out: list = []
+        rendered: set[Tracked] = set()
+        cuts: dict[int, list] = {}  # position in ``out`` → the nodes that "… N more" stands for
+        stack: list = [(root, 0)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+                continue
+            node, depth = item
+            if type(node) is not Tracked:
+                out.append(f'<li><span class="tl-dim">const</span> {escape(short(node))}</li>')
+                continue
+            if node in rendered:
+                out.append(f"<li>{self._line(node, ref=True)}</li>")
+                continue
+            if node not in shown:
+                if out and len(out) - 1 in cuts:  # next to another cut: one line for both
+                    cuts[len(out) - 1].append(node)
+                else:
+                    cuts[len(out)] = [node]
+                    out.append("")
+                continue
+            rendered.add(node)
+            if node.isleaf:
+                out.append(f"<li>{self._line(node)}</li>")
+                continue
+            opened = " open" if depth < OPEN_DEPTH else ""
+            out.append(f'<li><details{opened}><summary>{self._line(node)}</summary><ul class="tl-tree">')
+            stack.append("</ul></details></li>")
+            chain = chains.get(node)
+            if chain:
+                counts: dict[str, int] = {}
+                for n in chain[:-1]:
+                    counts[n.f.name] = counts.get(n.f.name, 0) + 1
+                ops = ", ".join(f"{escape(op)} ×{n:,}" for op, n in counts.items())
+                stack.append((chain[-1], depth + 1))
+                stack.append(f'<li class="tl-more">… {len(chain) - 1:,} more in a chain ({ops})</li>')
+                continue
+            for arg in reversed(operands(node)):
+                stack.append((arg, depth + 1))
+        folded = {n for chain in chains.values() for n in chain[:-1]}
+        self._fill_cuts(out, cuts, shown | folded)
+        summary = f"tape: {total:,} value{'s' if total != 1 else ''}"
+        if len(shown) < total:
+            summary += f", {len(shown):,} shown"
+        tree = "".join(out)
+        return f'<details open><summary class="tl-dim">{summary}</summary><ul class="tl-tree">{tree}</ul></details>'
+
+    def _select(self) -> tuple[set, dict]:
+        """The nodes to show: breadth first from the output, so every level near it is complete,
+        up to ``max_nodes`` nodes and ``max_depth`` levels; and the chains to fold, by their top node."""
+        shown: set[Tracked] = {self.root}
+        chains: dict[Tracked, list] = {}
+        level = [self.root]
+        depth = 0
+        while level and depth < self.max_depth:
+            below = []
+            for node in level:
+                chain = self._chain(node, shown)
+                if chain:
+                    chains[node] = chain
+                    nexts = (chain[-1],)
+                else:
+                    nexts = self.below[node]
+                for arg in nexts:
+                    if arg not in shown and len(shown) < self.max_nodes:
+                        shown.add(arg)
+                        below.append(arg)
+            level = below
+            depth += 1
+        return shown, chains
+
+    def _chain(self, node: Tracked, shown: set) -> list[Tracked]:
+        """The nodes below ``node`` in a run of one-operand calls (constants aside), each used only there."""
+        chain = []
+        current = node
+        uses = self.uses
+        while True:
+            tracked = self.below[current]
+            if len(tracked) != 1:
+                break
+            below = tracked[0]
+            if below.isleaf or below in shown or uses[below] != 1:
+                break
+            chain.append(below)
+            current = below
+        return chain if len(chain) >= CHAIN else []
+
+    def _fill_cuts(self, out: list, cuts: dict, accounted: set) -> None:
+        """Replace each cut by "… N more": the nodes below it not shown or counted elsewhere."""
+        below = self.below
+        for position, nodes in cuts.items():
+            count = 0
+            stack = list(nodes)
+            while stack:
+                n = stack.pop()
+                if n in accounted:
+                    continue
+                accounted.add(n)
+                count += 1
+                stack.extend(below[n])
+            if count:
+                out[position] = f'<li class="tl-more">… {count:,} more</li>'
+
+    def _line(self, node: Tracked, ref: bool = False) -> str:
+        key = f"n{self.index[node]}"
+        name = self.names.get(node)
+        parts = [f'<span class="tl-key">{key}</span>']
+        if name:
+            parts.append(f'<span class="tl-name">{escape(name)}</span> =')
+        css = "tl-leaf" if node.isleaf else "tl-op"
+        op = escape(node.f.name)
+        if not node.isleaf:
+            settings = node.f.args[len(operands(node)) :]
+            extra = [short(s, 3) for s in settings] + [f"{k}={short(v, 3)}" for k, v in node.f.kwargs.items()]
+            if extra:
+                op += f'<span class="tl-dim">({escape(", ".join(extra))})</span>'
+        parts.append(f'<span class="{css}">{op}</span>')
+        if ref:
+            parts.append(f'<a class="tl-dim" href="#tl-@{key}">↺ shown above</a>')
+            return " ".join(parts)
+        parts.append(f'<span class="tl-dim">{escape(shape_text(tuple(getattr(node.data, "shape", ()))))}</span>')
+        parts.append(escape(short(node.data)))
+        if node.grad is not None:
+            parts.append(f'<span class="tl-grad">∇ {escape(short(node.grad))}</span>')
+        return f'<span id="tl-@{key}">{" ".join(parts)}</span>'
