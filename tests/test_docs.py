@@ -230,24 +230,17 @@ def shown(stepper, start: str) -> str:
     return stepper.evaluate(f"s => {visible}[0].textContent")
 
 
-@pytest.mark.slow
-@pytest.mark.browser
-def test_the_stepper_steps_in_the_built_pages(served, tmp_path):
-    missing = not os.access(CHROMIUM, os.X_OK) or importlib.util.find_spec("playwright") is None
-    if missing and os.environ.get("TRACKERLAB_REQUIRE_BROWSER") != "1":
-        pytest.skip(f"needs Chromium at {CHROMIUM} and playwright")
-    pages = stepper_pages()
-    if not pages:
-        pytest.skip("no tutorial shows a stepper yet")
+def step_through(served: str, pages: list[str], shots: str) -> list[str]:
+    """Open each page, move its first stepper one frame with the slider's arrow keys, take a screenshot;
+    return the addresses the pages requested."""
     from playwright.sync_api import sync_playwright
 
-    shots = Path(os.environ.get("TRACKERLAB_SCREENSHOTS") or tmp_path)
     args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    requests: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.set_default_timeout(120_000)
-        requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
         for path in pages:
             page.goto(f"{served}/{path}")
@@ -260,7 +253,27 @@ def test_the_stepper_steps_in_the_built_pages(served, tmp_path):
             page.keyboard.press(key)
             assert shown(stepper, f"step {goal} of {total}:"), path
             stepper.scroll_into_view_if_needed()
-            page.screenshot(path=str(shots / f"docs-{Path(path).stem}.png"))
+            page.screenshot(path=str(Path(shots) / f"docs-{Path(path).stem}.png"))
         browser.close()
+    return requests
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_stepper_steps_in_the_built_pages(served, tmp_path):
+    missing = not os.access(CHROMIUM, os.X_OK) or importlib.util.find_spec("playwright") is None
+    if missing and os.environ.get("TRACKERLAB_REQUIRE_BROWSER") != "1":
+        pytest.skip(f"needs Chromium at {CHROMIUM} and playwright")
+    pages = stepper_pages()
+    if not pages:
+        pytest.skip("no tutorial shows a stepper yet")
+    shots = Path(os.environ.get("TRACKERLAB_SCREENSHOTS") or tmp_path)
+    # its own process: Playwright's sync API refuses to start where another test's browser is running
+    drive = f"import test_docs, json; print(json.dumps(test_docs.step_through({served!r}, {pages!r}, {str(shots)!r})))"
+    result = subprocess.run(
+        [sys.executable, "-c", drive], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    requests = json.loads(result.stdout.splitlines()[-1])
     outside = [url for url in requests if not url.startswith((served, "data:"))]
     assert not outside, outside
