@@ -68,7 +68,7 @@ def examples() -> list[tuple[str, str]]:
 
 
 def page(body: str, head: str = "") -> str:
-    head = f'<meta charset="utf-8">{head}'
+    head = f'<meta charset="utf-8"><style>svg{{max-width:100%;height:auto}}</style>{head}'
     return f'<!doctype html><html><head>{head}</head><body style="margin:16px">{body}</body></html>'
 
 

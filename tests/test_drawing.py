@@ -109,3 +109,20 @@ def test_constants_written_in_their_call_or_drawn_as_boxes():
     assert "scalar float64\ndata 2.72789\nconst 2 = 3" in folded and "const" not in folded
     boxes = texts(tl.plot_tape(y, constants=True))
     assert "const" in boxes and "scalar\ndata 3" in boxes
+
+
+def test_long_tapes_continue_on_the_next_row():
+    z = tl.param(0.5)
+    for _ in range(12):
+        z = tl.sin(z)
+    figure = tl.plot_tape(z, wrap=6)  # 13 generations: rows of 5, 5 and 3
+    shown = texts(figure)
+    assert [t for t in shown if t.startswith("→")] == ["→ n5", "→ n10"]
+    assert "n4 sin" in shown and "n9 sin" in shown
+    assert [f"n{i}" for i in range(13)] == [t for t in shown if t in {f"n{i}" for i in range(13)}]
+    width, height = figure.get_size_inches()
+    assert width == pytest.approx(5 * (1.55 + 0.6) - 0.6 + 2 * 0.6)
+    one_row = tl.plot_tape(z, wrap=13).get_size_inches()
+    assert one_row[0] > width and one_row[1] < height
+    with pytest.raises(ValueError, match="plot_tape: wrap must be an integer of at least 1, not 0"):
+        tl.plot_tape(z, wrap=0)

@@ -26,7 +26,7 @@ _KIND = {
     "more": ("#757575", "#ffffff", "sawtooth,pad=0.04,tooth_size=0.06"),
 }
 _STATE_FILL = {"done": "#cfd8dc", "current": "#ffb74d", "pending": "#fff1b8", "waiting": "#ffffff"}
-_BOX_W, _BOX_H, _GAP_X, _GAP_Y = 1.75, 0.8, 0.75, 0.28
+_BOX_W, _BOX_H, _GAP_X, _GAP_Y = 1.55, 0.8, 0.6, 0.28
 
 
 class TapeFigure(Figure):
@@ -47,7 +47,7 @@ def plot_tape(
     states=None,
     grads=None,
     max_nodes: int = 60,
-    wrap: int = 8,
+    wrap: int = 6,
     constants: bool = False,
     show_data: bool = True,
     title: str | None = None,
@@ -103,9 +103,19 @@ def plot_tape(
     if title:
         figure.suptitle(title, fontsize=10)
 
+    stubs_in: dict[str, int] = {}
+    stubs_out: dict[str, list] = {}
     for source, target, attrs in graph.edges(data=True):
-        wrapped = row_of[source] != row_of[target]
-        _draw_edge(ax, positions[source], positions[target], attrs, graph.in_degree(target) > 1, wrapped)
+        numbered = graph.in_degree(target) > 1
+        if row_of[source] == row_of[target]:
+            _draw_edge(ax, positions[source], positions[target], attrs, numbered)
+            continue
+        # An edge to another row is two short stubs naming the far end, not a line across the drawing.
+        n = stubs_in[target] = stubs_in.get(target, 0) + 1
+        _draw_stub_in(ax, positions[target], _tag(source, graph.nodes[source]), attrs, numbered, n)
+        stubs_out.setdefault(source, []).append(target)
+    for source, targets in stubs_out.items():
+        _draw_stub_out(ax, positions[source], targets)
     for key, attrs in graph.nodes(data=True):
         node = attrs.get("node")
         state = node_states.get(node) if node is not None else None
@@ -113,7 +123,7 @@ def plot_tape(
         if shown_grads is not None:
             grad = shown_grads.get(node)
         text = _box_text(attrs, grad, hidden, show_data)
-        _draw_box(ax, positions[key], attrs, state, is_output=node is root, text=text)
+        _draw_box(ax, positions[key], attrs, state, is_output=node is root, text=text, key=key)
     _legend(ax, graph, node_states)
 
     if format == "svg":
@@ -230,8 +240,10 @@ def _layout(graph, wrap: int) -> tuple[dict, tuple[float, float], dict]:
             columns[depth].sort(key=lambda key, centre=centre: (centre(key), order[key]))
             for i, key in enumerate(columns[depth]):
                 order[key] = i
-    rows = [depths[i : i + wrap] for i in range(0, len(depths), wrap)]
-    width = min(len(depths), wrap) * (_BOX_W + _GAP_X) - _GAP_X + 0.3
+    per_row = -(-len(depths) // -(-len(depths) // wrap))  # rows of equal length, none longer than wrap
+    rows = [depths[i : i + per_row] for i in range(0, len(depths), per_row)]
+    margin = 0.15 if len(rows) == 1 else _GAP_X  # room for the stubs of edges to the next row
+    width = per_row * (_BOX_W + _GAP_X) - _GAP_X + 2 * margin
     positions, row_of = {}, {}
     top = 0.15
     for row_index, row in enumerate(rows):
@@ -242,7 +254,7 @@ def _layout(graph, wrap: int) -> tuple[dict, tuple[float, float], dict]:
             column_h = len(column) * _BOX_H + (len(column) - 1) * _GAP_Y
             start = top + (row_h - column_h) / 2
             for i, key in enumerate(column):
-                x = 0.15 + x_index * (_BOX_W + _GAP_X) + _BOX_W / 2
+                x = margin + x_index * (_BOX_W + _GAP_X) + _BOX_W / 2
                 positions[key] = (x, -(start + i * (_BOX_H + _GAP_Y) + _BOX_H / 2))
                 row_of[key] = row_index
         top += row_h + _GAP_Y * 2.5
@@ -273,11 +285,11 @@ def _box_text(attrs, grad, hidden: int, show_data: bool) -> tuple[str, str]:
     return _clip(head), "\n".join(_clip(line) for line in lines)
 
 
-def _clip(text: str, width: int = 26) -> str:
+def _clip(text: str, width: int = 24) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _draw_box(ax, centre, attrs, state, *, is_output: bool, text) -> None:
+def _draw_box(ax, centre, attrs, state, *, is_output: bool, text, key: str) -> None:
     kind = "more" if attrs["op"] == "more" else "const" if attrs["const"] else "param" if attrs["isleaf"] else "op"
     edge, fill, style = _KIND[kind]
     if state is not None:
@@ -296,6 +308,8 @@ def _draw_box(ax, centre, attrs, state, *, is_output: bool, text) -> None:
         zorder=2,
     )
     ax.add_patch(box)
+    if key != "more":  # the key, as in to_networkx and the HTML repr
+        ax.text(x - _BOX_W / 2 + 0.05, y + _BOX_H / 2 - 0.05, key, fontsize=5.5, color="#8a949e", va="top", zorder=3)
     head, body = text
     ax.text(x, y + _BOX_H / 2 - 0.1, head, ha="center", va="top", fontsize=8, fontweight="bold", color=edge, zorder=3)
     ax.text(
@@ -303,7 +317,27 @@ def _draw_box(ax, centre, attrs, state, *, is_output: bool, text) -> None:
     )
 
 
-def _draw_edge(ax, start, end, attrs, numbered: bool, wrapped: bool) -> None:
+def _tag(key: str, attrs) -> str:
+    if key == "more":
+        return "… more"
+    return f"{key} {attrs.get('label') or attrs['op']}"[:12]
+
+
+def _draw_stub_in(ax, end, tag: str, attrs, numbered: bool, n: int) -> None:
+    x1, y1 = end[0] - _BOX_W / 2 - 0.04, end[1] + 0.2 - 0.17 * (n - 1)
+    x0 = x1 - _GAP_X + 0.1
+    _draw_edge(ax, (x0 - _BOX_W / 2 - 0.04, y1), (x1 + _BOX_W / 2 + 0.04, y1), attrs, numbered)
+    ax.text(x0, y1 - 0.03, tag, ha="left", va="top", fontsize=5.5, color="#455a64", zorder=3)
+
+
+def _draw_stub_out(ax, start, targets: list) -> None:
+    x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1] - 0.2
+    names = ", ".join(targets[:3]) + (f" +{len(targets) - 3}" if len(targets) > 3 else "")
+    _draw_edge(ax, (x0 - _BOX_W / 2 - 0.04, y0), (x0 + 0.3 + _BOX_W / 2, y0), {}, False)
+    ax.text(x0 + 0.02, y0 - 0.03, f"→ {names}", ha="left", va="top", fontsize=5.5, color="#455a64", zorder=3)
+
+
+def _draw_edge(ax, start, end, attrs, numbered: bool) -> None:
     x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1]
     x1, y1 = end[0] - _BOX_W / 2 - 0.04, end[1]
     arrow = FancyArrowPatch(
@@ -311,9 +345,8 @@ def _draw_edge(ax, start, end, attrs, numbered: bool, wrapped: bool) -> None:
         (x1, y1),
         arrowstyle="-|>,head_length=0.4,head_width=0.2",
         mutation_scale=10,
-        color="#9aa6b2" if wrapped else "#607080",
-        linewidth=0.8 if wrapped else 0.9,
-        linestyle=(0, (4, 3)) if wrapped else "-",
+        color="#607080",
+        linewidth=0.9,
         shrinkA=0,
         shrinkB=0,
         zorder=1,

@@ -16,7 +16,7 @@ __all__ = ["html_repr"]
 MAX_NODES = 200
 MAX_DEPTH = 12
 CHAIN = 4  # a run of at least this many one-operand calls is folded into one line
-OPEN_DEPTH = 2  # tree levels unfolded at first
+OPEN_DEPTH = 3  # tree levels unfolded at first
 
 _STYLE = """<style>
 .tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328);--tl-dim:var(--jp-content-font-color2,#59636e);

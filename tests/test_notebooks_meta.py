@@ -1,0 +1,188 @@
+"""The tutorials as a set: named and numbered, translated, executed by the script, reproducible, portable.
+
+nbval (configured in pyproject.toml) re-runs every notebook and compares its outputs; these tests
+check what nbval cannot see: that each notebook exists in its languages, that the translations run the
+same code, that the committed outputs were made by executing top to bottom, with fixed seeds, and that
+nothing in them names a place on the machine that made them.
+"""
+
+import io
+import re
+import tokenize
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+# Each tutorial, by number, and the languages it must exist in.
+TUTORIALS = {
+    "01": ("tracker_tutorial", {"en", "ja", "zh"}),
+    "02": ("inside_the_tracker", {"en", "zh"}),
+    "03": ("backprop_as_a_graph_walk", {"en"}),
+    "04": ("training_a_small_model", {"en"}),
+}
+NAME = re.compile(r"^(?P<number>\d\d)_(?P<topic>[a-z0-9]+(?:_[a-z0-9]+)*)\.(?P<language>en|ja|zh)\.ipynb$")
+MACHINE_PATH = re.compile(
+    r"(/home/\w|/root/|/Users/\w|/tmp/\w|/work/\w|/opt/\w|/usr/(?:lib|local)|site-packages|[A-Za-z]:\\\\\w|\\\\Users\\\\)"
+)
+MEMORY_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
+KANA = re.compile(r"[\u3040-\u30ff]")
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def _read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def _code_cells(nb):
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def _without_comments(source: str) -> str:
+    """The code of a cell with comments and blank lines removed (translations may comment differently)."""
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(source + "\n").readline) if t.type != tokenize.COMMENT]
+    code = tokenize.untokenize(tokens)
+    return "\n".join(line.rstrip() for line in code.splitlines() if line.strip())
+
+
+def _texts(output) -> list[str]:
+    """Every piece of text in an output (streams, text/* data, errors); images and widget JSON aside."""
+    parts = [output.get("text", ""), output.get("ename", ""), output.get("evalue", ""), *output.get("traceback", [])]
+    for mime, value in output.get("data", {}).items():
+        if mime.startswith("text/") or mime.endswith("json"):
+            parts.append(value if isinstance(value, str) else repr(value))
+    return [p if isinstance(p, str) else "".join(p) for p in parts]
+
+
+def _comparable(output) -> dict:
+    """What nbval compares in an output (text and HTML), for comparing translations with each other."""
+    if output.output_type == "stream":
+        return {"stream": output.name, "text": output.text}
+    data = output.get("data", {})
+    return {mime: value for mime, value in data.items() if mime in ("text/plain", "text/html")}
+
+
+def test_the_tutorials_are_all_there_in_their_languages():
+    found: dict[str, dict[str, set[str]]] = {}
+    for path in PATHS:
+        match = NAME.match(path.name)
+        assert match, f"{path.name}: name it NN_topic.LANG.ipynb (LANG one of en, ja, zh)"
+        found.setdefault(match["number"], {}).setdefault(match["topic"], set()).add(match["language"])
+    assert set(found) == set(TUTORIALS), "tutorial numbers differ from the list in this test"
+    for number, (topic, languages) in TUTORIALS.items():
+        assert found[number] == {topic: languages}, f"tutorial {number}: expected {topic} in {sorted(languages)}"
+    numbers = sorted(int(n) for n in found)
+    assert numbers == list(range(1, len(numbers) + 1)), "tutorials are numbered 01, 02, … without gaps"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_markdown_is_written_in_the_notebooks_language(path):
+    language = NAME.match(path.name)["language"]
+    prose = "\n".join(cell.source for cell in _read(path).cells if cell.cell_type == "markdown")
+    assert len(prose) > 500, f"{path.name}: the notebook explains too little"
+    if language == "ja":
+        assert len(KANA.findall(prose)) > 200, f"{path.name}: the Japanese notebook's prose is not in Japanese"
+    elif language == "zh":
+        assert len(HAN.findall(prose)) > 200 and not KANA.search(prose), f"{path.name}: prose is not in Chinese"
+    else:
+        assert not KANA.search(prose) and len(HAN.findall(prose)) == 0, f"{path.name}: prose is not in English"
+
+
+@pytest.mark.parametrize("number", [n for n, (_, langs) in TUTORIALS.items() if len(langs) > 1])
+def test_translations_run_the_same_code_and_show_the_same_outputs(number):
+    topic, languages = TUTORIALS[number]
+    books = {lang: _read(NOTEBOOKS / f"{number}_{topic}.{lang}.ipynb") for lang in sorted(languages)}
+    reference_language = "en"
+    reference = _code_cells(books.pop(reference_language))
+    for language, nb in books.items():
+        cells = _code_cells(nb)
+        assert len(cells) == len(reference), f"{number}.{language}: {len(cells)} code cells, en has {len(reference)}"
+        for i, (cell, ref) in enumerate(zip(cells, reference), start=1):
+            assert _without_comments(cell.source) == _without_comments(ref.source), (
+                f"{number}.{language}: code cell {i} differs from the English notebook's"
+            )
+            assert [_comparable(o) for o in cell.outputs] == [_comparable(o) for o in ref.outputs], (
+                f"{number}.{language}: the outputs of code cell {i} differ from the English notebook's; "
+                "re-run scripts/execute_notebooks.py"
+            )
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_outputs_were_made_by_running_the_notebook_top_to_bottom(path):
+    nb = _read(path)
+    cells = _code_cells(nb)
+    counts = [cell.execution_count for cell in cells]
+    assert counts == list(range(1, len(cells) + 1)), (
+        f"{path.name}: execution counts {counts}; run scripts/execute_notebooks.py to make the outputs"
+    )
+    assert nb.metadata.kernelspec.name == "python3"
+    with_output = [cell for cell in cells if cell.outputs]
+    assert len(with_output) >= len(cells) // 2, f"{path.name}: most code cells should show something"
+    for i, cell in enumerate(cells, start=1):
+        assert all(o.output_type != "error" for o in cell.outputs), f"{path.name}: code cell {i} raised"
+        assert "execution" not in cell.metadata, f"{path.name}: code cell {i} keeps timings"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_widgets_render_without_a_kernel(path):
+    nb = _read(path)
+    views = [
+        output.data["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for cell in _code_cells(nb)
+        for output in cell.outputs
+        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+    ]
+    if not views:
+        return
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    missing = [model for model in views if model not in state]
+    assert not missing, f"{path.name}: widget state not stored for {missing}; run scripts/execute_notebooks.py"
+    for model in views:
+        assert "text/plain" in next(
+            o.data
+            for cell in _code_cells(nb)
+            for o in cell.outputs
+            if o.get("data", {}).get("application/vnd.jupyter.widget-view+json", {}).get("model_id") == model
+        ), f"{path.name}: a widget without a text form, so nbval cannot compare it"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_random_numbers_come_from_fixed_seeds(path):
+    code = "\n".join(cell.source for cell in _code_cells(_read(path)))
+    assert not re.search(r"np\.random\.(?!default_rng\b)\w+\(", code), f"{path.name}: use np.random.default_rng(SEED)"
+    assert not re.search(r"default_rng\(\s*\)", code), f"{path.name}: default_rng() needs a fixed seed"
+    assert not re.search(r"^\s*import random\b|^\s*from random import", code, re.M), f"{path.name}: use default_rng"
+    for call in re.findall(r"train_test_split\([^)]*\)", code, re.S):
+        assert re.search(r"random_state\s*=\s*\d+", call), f"{path.name}: train_test_split needs random_state"
+    assert not re.search(r"\b(time\.time|perf_counter|datetime\.now)\(", code), f"{path.name}: prints a clock"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_nothing_names_the_machine_that_ran_it(path):
+    nb = _read(path)
+    for i, cell in enumerate(nb.cells, start=1):
+        for text in [cell.source, *(t for o in cell.get("outputs", []) for t in _texts(o))]:
+            found = MACHINE_PATH.search(text) or MEMORY_ADDRESS.search(text)
+            assert not found, f"{path.name}: cell {i} mentions {found.group(0)!r}"
+    metadata = str(nb.metadata)
+    assert not MACHINE_PATH.search(metadata), f"{path.name}: the metadata names a machine path"
+    assert "version" not in nb.metadata.get("language_info", {}), f"{path.name}: the Python version is recorded"
+
+
+def test_the_test_command_runs_nbval_over_the_notebooks():
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "notebooks" in options["testpaths"]
+    addopts = options["addopts"].split()
+    assert "--nbval" in addopts, "every cell's output is compared, not only marked ones"
+    sanitize = [o.split("=", 1)[1] for o in addopts if o.startswith("--nbval-sanitize-with=")]
+    assert sanitize and (ROOT / sanitize[0]).is_file()
+    patterns = re.findall(r"^regex: (.*)$\n^replace: (.*)$", (ROOT / sanitize[0]).read_text(), re.M)
+    assert patterns, "the sanitize file holds regex/replace pairs"
+    for regex, _ in patterns:
+        re.compile(regex)
