@@ -108,5 +108,5 @@ def workload(smoke: bool) -> Workload:
         target_kind="per_op",
         size=blocks,
         implementations=IMPLEMENTATIONS,
-        repeats=5,
+        repeats=9,
     )

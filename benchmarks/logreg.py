@@ -138,5 +138,5 @@ def workload(smoke: bool) -> Workload:
             "autograd": autograd,
         },
         rtol=1e-9,
-        repeats=5,
+        repeats=9,
     )

@@ -27,5 +27,5 @@ class Workload:
     implementations: dict[str, Callable]
     rtol: float = 1e-7
     atol: float = 1e-10
-    repeats: int = 7
+    repeats: int = 11
     notes: list[str] = field(default_factory=list)

@@ -182,3 +182,40 @@ def test_the_hessian_vector_product_of_the_benchmark_by_deferred_and_eager_paths
     t = np.tanh(A @ x)
     np.testing.assert_allclose(tl.data(hv), A.T @ ((2 - 6 * t * t) * (1 - t * t) * (A @ v)), rtol=1e-10)
     np.testing.assert_allclose(tl.hessian(f, x) @ v, tl.data(hv), rtol=1e-10)
+
+
+def test_import_defers_array_api_compat_until_an_array_needs_its_namespace():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys, numpy, trackerlab as tl; before = 'array_api_compat' in sys.modules; "
+        "x = tl.param(numpy.ones(2)); tl.back_(tl.sum(tl.sin(x))); "
+        "print(before, 'array_api_compat' in sys.modules, x.grad.round(3).tolist())"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root).stdout
+    assert out.split() == ["False", "True", "[0.54,", "0.54]"]
+
+
+def test_finished_gradient_calls_leave_no_tape_alive_on_either_path():
+    import gc
+    import weakref
+
+    def alive_after(make):
+        value = make()
+        refs = [weakref.ref(value.tracker)] + [
+            weakref.ref(a) for a in value.tracker.f.args if isinstance(a, tl.Tracked)
+        ]
+        assert len(refs) > 1  # the result is tracked, with a tape of its own
+        del value
+        gc.collect()
+        return [r for r in refs if r() is not None]
+
+    # deferred: one node over the call's own inputs
+    assert alive_after(lambda: tl.gradient(lambda x: tl.sum(tl.tanh(x) * x), np.ones(3))[0]) == []
+    # recorded eagerly: the backward pass's tape reaches W, which the caller keeps, and nothing else
+    W = tl.param(np.ones(3))
+    left = alive_after(lambda: tl.gradient(lambda: tl.sum(tl.tanh(W) * W), tl.Params([W]))[W])
+    assert all(r() is W.tracker for r in left)

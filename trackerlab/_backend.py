@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 import numbers
 
-import array_api_compat
-
 _SCALARS = (int, float, bool, numbers.Number)
 _NAMESPACES: dict[type | None, object] = {}  # None: the default, NumPy
 _SKIP: dict[type, bool] = {}  # whether values of a type are Python scalars, which have no namespace
@@ -37,17 +35,25 @@ def namespace(*values):
     return xp
 
 
+def _compat():
+    """array-api-compat, imported on first use: it imports ``inspect`` and ``typing``, which would add a
+    third to ``import trackerlab``."""
+    import array_api_compat
+
+    return array_api_compat
+
+
 def _numpy():
     xp = _NAMESPACES.get(None)
     if xp is None:
-        xp = _NAMESPACES[None] = array_api_compat.array_namespace(_NUMPY_PROBE)
+        xp = _NAMESPACES[None] = _compat().array_namespace(_NUMPY_PROBE)
     return xp
 
 
 def _lookup(kind, values):
     probe = next(v for v in values if type(v) is kind)
     try:
-        return array_api_compat.array_namespace(probe)
+        return _compat().array_namespace(probe)
     except TypeError:
         # lists, tuples and other array-likes are read as NumPy would read them
         return _numpy()
@@ -56,7 +62,7 @@ def _lookup(kind, values):
 def _mixed(values):
     arrays = [v for v in values if not (isinstance(v, _SCALARS) and not hasattr(v, "ndim"))]
     try:
-        return array_api_compat.array_namespace(*arrays)
+        return _compat().array_namespace(*arrays)
     except TypeError:
         pass
     # numpy scalars next to numpy arrays, or array-likes next to arrays, are one backend
@@ -95,7 +101,7 @@ def device_of(value) -> str:
     if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):
         return "cpu"
     try:
-        return str(array_api_compat.device(value))
+        return str(_compat().device(value))
     except (TypeError, AttributeError):
         return "cpu"
 
