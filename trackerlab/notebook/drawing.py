@@ -343,7 +343,7 @@ def _draw_stub_in(ax, end, tag: str, attrs, numbered: bool, n: int) -> None:
 
 def _draw_stub_out(ax, start, targets: list) -> None:
     x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1] - 0.2
-    names = ", ".join(targets[:3]) + (f" +{len(targets) - 3}" if len(targets) > 3 else "")
+    names = ", ".join(targets[:2]) + (f" +{len(targets) - 2}" if len(targets) > 2 else "")
     _draw_edge(ax, (x0 - _BOX_W / 2 - 0.04, y0), (x0 + 0.3 + _BOX_W / 2, y0), {}, False)
     ax.text(x0 + 0.02, y0 - 0.03, f"→ {names}", ha="left", va="top", fontsize=5.5, color="#455a64", zorder=3)
 
