@@ -126,3 +126,9 @@ def test_long_tapes_continue_on_the_next_row():
     assert one_row[0] > width and one_row[1] < height
     with pytest.raises(ValueError, match="plot_tape: wrap must be an integer of at least 1, not 0"):
         tl.plot_tape(z, wrap=0)
+
+
+def test_figure_repr_names_the_tape_not_its_pixels():
+    x = tl.param([1.0, 2.0])
+    assert repr(tl.plot_tape(tl.sum(x * 3))) == "<TapeFigure: the tape of 3 values>"
+    assert repr(tl.plot_tape(x)) == "<TapeFigure: the tape of 1 value>"

@@ -167,3 +167,15 @@ def test_bad_inputs_are_named():
         html_repr(np.ones(3))
     with pytest.raises(ValueError, match="html_repr: max_depth must be a positive integer, not 0"):
         html_repr(tl.param(1.0) * 2, max_depth=0)
+
+
+def test_other_backends_and_edge_cases():
+    xp = pytest.importorskip("array_api_strict")
+    a = tl.param(xp.asarray([1.0, 2.0]))
+    shown = text(html_repr(tl.sum(a * a)))
+    assert shown.startswith("TrackedReal scalar float64 (array_api_strict · ")
+    assert "n1 multiply 2 [1, 4]" in shown
+    empty = text(html_repr(tl.param(np.zeros((0, 3)))))
+    assert "TrackedArray 0×3 float64" in empty and "dataempty" in empty
+    complex_values = text(html_repr(tl.param(np.array([1 + 2j, 3 - 1j])) * 2))
+    assert "[2+4j, 6-2j]" in complex_values

@@ -6,8 +6,10 @@ same code, that the committed outputs were made by executing top to bottom, with
 nothing in them names a place on the machine that made them.
 """
 
+import importlib.util
 import io
 import re
+import sys
 import tokenize
 import tomllib
 from pathlib import Path
@@ -186,3 +188,35 @@ def test_the_test_command_runs_nbval_over_the_notebooks():
     assert patterns, "the sanitize file holds regex/replace pairs"
     for regex, _ in patterns:
         re.compile(regex)
+
+
+def _execution_script():
+    spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / "scripts" / "execute_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_execution_script_strips_machine_paths_and_fixes_the_kernel_metadata():
+    script = _execution_script()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "my-own-env", "display_name": "mine", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.7", "pygments_lexer": "ipython3"}
+    cell = nbformat.v4.new_code_cell("print(paths)")
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00Z"}
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text=f"{ROOT}/trackerlab/api.py\n{NOTEBOOKS}/data.csv\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": f"'{sys.prefix}'"}, execution_count=1),
+    ]
+    nb.cells.append(cell)
+
+    assert script.normalise(nb) == []
+    assert cell.outputs[0].text == "trackerlab/api.py\ndata.csv\n"
+    assert cell.outputs[1].data["text/plain"] == "'<python>'"
+    assert "execution" not in cell.metadata
+    assert nb.metadata.kernelspec == {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    assert nb.metadata.language_info == {"name": "python", "pygments_lexer": "ipython3"}
+
+    # what cannot be made portable is reported (and the notebook is then not written)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="saved to /home/someone/model.npz\n")]
+    assert script.normalise(nb) == ["cell 0: output mentions '/home/'"]

@@ -231,4 +231,4 @@ def dtype_text(x) -> str:
         return "float64"
     if isinstance(x, int):
         return "int"
-    return str(getattr(x, "dtype", type(x).__name__))
+    return str(getattr(x, "dtype", type(x).__name__)).rsplit(".", 1)[-1]  # array_api_strict.float64 → float64

@@ -30,7 +30,16 @@ _BOX_W, _BOX_H, _GAP_X, _GAP_Y = 1.55, 0.8, 0.6, 0.28
 
 
 class TapeFigure(Figure):
-    """A matplotlib ``Figure`` that shows itself as a PNG in a notebook, with or without pyplot."""
+    """A matplotlib ``Figure`` that shows itself as a PNG in a notebook, with or without pyplot.
+
+    Its text repr names what it draws, not its size in pixels, so notebooks that print it stay
+    the same when the layout is refined.
+    """
+
+    values = 0
+
+    def __repr__(self) -> str:
+        return f"<TapeFigure: the tape of {self.values} value{'s' if self.values != 1 else ''}>"
 
     def _repr_png_(self):
         buffer = io.BytesIO()
@@ -84,6 +93,7 @@ def plot_tape(
     node_states = _state_map(states, highlight)
     shown_grads = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
     graph = to_networkx(root, labels=label_map(labels, "plot_tape"))
+    values = sum(1 for _, const in graph.nodes(data="const") if not const)
     if not constants:
         _fold_constants(graph)
     graph, hidden = _limit(graph, max_nodes)
@@ -93,6 +103,7 @@ def plot_tape(
     if ax is None:
         head = 0.35 if title else 0.0
         figure = TapeFigure(figsize=(width, height + head))
+        figure.values = values
         FigureCanvasAgg(figure)
         ax = figure.add_axes((0, 0, 1, height / (height + head)))
     figure = ax.figure
@@ -332,7 +343,7 @@ def _draw_stub_in(ax, end, tag: str, attrs, numbered: bool, n: int) -> None:
 
 def _draw_stub_out(ax, start, targets: list) -> None:
     x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1] - 0.2
-    names = ", ".join(targets[:3]) + (f" +{len(targets) - 3}" if len(targets) > 3 else "")
+    names = ", ".join(targets[:2]) + (f" +{len(targets) - 2}" if len(targets) > 2 else "")
     _draw_edge(ax, (x0 - _BOX_W / 2 - 0.04, y0), (x0 + 0.3 + _BOX_W / 2, y0), {}, False)
     ax.text(x0 + 0.02, y0 - 0.03, f"→ {names}", ha="left", va="top", fontsize=5.5, color="#455a64", zorder=3)
 
