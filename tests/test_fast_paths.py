@@ -126,6 +126,7 @@ def test_operations_is_a_read_only_view():
         ops["sin"] = None
 
 
+@pytest.mark.slow
 def test_a_deep_array_chain_of_a_million_operations_completes():
     x = tl.param(np.zeros(2))
     y = x
