@@ -126,6 +126,10 @@ def test_bad_options_are_usage_errors_naming_the_option(ip):
     with pytest.raises(UsageError, match=r"%%track -p: no variable named 'nothere' in the namespace"):
         ip.run_cell_magic("track", "-p a nothere", "y = 1")
     assert not tl.istracked(ip.user_ns["a"])  # nothing was changed
+    ip.user_ns["q"] = "text"
+    with pytest.raises(UsageError, match=r"%%track -p: cannot make q a param: "):
+        ip.run_cell_magic("track", "-p a q", "y = 1")
+    assert not tl.istracked(ip.user_ns["a"])
     with pytest.raises(UsageError, match=r"%%track --step needs --back NAME"):
         ip.run_cell_magic("track", "--step", "y = 1")
     with pytest.raises(UsageError, match=r"%%track --back: no variable named 'loss'"):

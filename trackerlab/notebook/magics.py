@@ -47,8 +47,13 @@ class TrackMagics(Magics):
         missing = [name for name in args.params if name not in ns]
         if missing:
             raise UsageError(f"%%track -p: no variable named {', '.join(map(repr, missing))} in the namespace")
+        made = {}
         for name in args.params:
-            ns[name] = param(ns[name])
+            try:
+                made[name] = param(ns[name])
+            except (TypeError, ValueError) as error:
+                raise UsageError(f"%%track -p: cannot make {name} a param: {error}") from None
+        ns.update(made)
 
         # the magic's own line stays in the source, as a blank line, so line numbers are the cell's
         source = "\n" + self.shell.transform_cell(cell)
