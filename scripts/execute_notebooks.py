@@ -69,6 +69,7 @@ def execute(path: Path, timeout: int) -> nbformat.NotebookNode:
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=True,
         record_timing=False,
+        coalesce_streams=True,  # one stream output per cell and name, however the kernel chunked it
         allow_errors=False,
     )
     try:
