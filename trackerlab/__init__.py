@@ -158,7 +158,6 @@ from .walk import Step, backprop_steps
 __version__ = "0.1.0"
 
 __all__ = [
-    "ADAM",
     "Call",
     "Grads",
     "Op",
@@ -313,24 +312,18 @@ __all__ = [
     "where",
     "zero_grad_",
 ]
-__all__.remove("ADAM")
 
 # The notebook layer is imported on first use, so that ``import trackerlab`` stays light.
-_NOTEBOOK = {
-    "to_networkx": "trackerlab.notebook.graph",
-    "plot_tape": "trackerlab.notebook.drawing",
-    "tape_svg": "trackerlab.notebook.drawing",
-    "BackpropStepper": "trackerlab.notebook.stepper",
-}
+_NOTEBOOK = ("to_networkx", "plot_tape", "tape_svg", "BackpropStepper")
+__all__ += list(_NOTEBOOK)
 
 
 def __getattr__(name: str):
-    module = _NOTEBOOK.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trackerlab' has no attribute {name!r}")
-    import importlib
+    if name in _NOTEBOOK:
+        from . import notebook
 
-    return getattr(importlib.import_module(module), name)
+        return getattr(notebook, name)
+    raise AttributeError(f"module 'trackerlab' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython) -> None:

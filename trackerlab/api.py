@@ -179,6 +179,10 @@ def gradient(f: Callable, *args):
     differentiated again. With one ``Params`` argument, ``f`` takes no arguments and the result is a
     ``Grads`` indexed by parameter.
 
+    When the arguments are plain and ``f``'s tape reaches nothing made outside the call, the backward
+    pass runs on plain arrays and each result is one tape node (``gradient``) that runs ``f`` again if
+    it is ever differentiated; so, as with ``checkpoint``, ``f`` should give the same result each time.
+
     >>> import trackerlab as tl
     >>> tl.gradient(lambda a, b: a * b, 2, 3)
     (3.0 (tracked), 2.0 (tracked))

@@ -12,6 +12,7 @@ _NAMES = {
     "to_networkx": "trackerlab.notebook.graph",
     "plot_tape": "trackerlab.notebook.drawing",
     "tape_svg": "trackerlab.notebook.drawing",
+    "BackpropStepper": "trackerlab.notebook.stepper",
 }
 
 
