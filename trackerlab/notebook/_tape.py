@@ -68,11 +68,6 @@ class Entry:
         return (not self.const) and self.node.isleaf
 
 
-def _operand_count(call) -> int:
-    arity = call.func.arity if type(call.func) is Op else None
-    return len(call.args) if arity is None else arity
-
-
 def operands(node: Tracked) -> tuple:
     """The operands of the call that made ``node`` (its later arguments are settings)."""
     call = node.f
@@ -124,32 +119,23 @@ def tape(root: Tracked) -> list[Entry]:
 
     Operands that are not tracked become constant entries (one per use); arguments after an
     operation's operands (the shape of ``reshape``, say) are kept as the call's ``settings``.
+    The order and the keys are ``numbering``'s: its index is filled in that order.
     """
+    index, _, _ = numbering(root)
     entries: list[Entry] = []
     seen: dict[Tracked, Entry] = {}
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node in seen:
-            continue
-        if not expanded and not node.isleaf:
-            stack.append((node, True))
-            for arg in reversed(operands(node)):
-                if type(arg) is Tracked and arg not in seen:
-                    stack.append((arg, False))
-            continue
+    for node in index:
         entry = Entry(None, node)
         if not node.isleaf:
-            call = node.f
-            n = _operand_count(call)
-            for position, arg in enumerate(call.args[:n]):
+            args = operands(node)
+            for position, arg in enumerate(args):
                 if type(arg) is Tracked:
                     entry.args.append((seen[arg].key, position))
                 else:
                     const = Entry(f"n{len(entries)}", value=arg, const=True)
                     entries.append(const)
                     entry.args.append((const.key, position))
-            entry.settings = tuple(call.args[n:])
+            entry.settings = tuple(node.f.args[len(args) :])
         entry.key = f"n{len(entries)}"
         seen[node] = entry
         entries.append(entry)

@@ -10,7 +10,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import SVG, display
 
-from ..tracked import Tracked, _TrackedValue, param
+from ..tracked import _TrackedValue, param
+from ._tape import numbering
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
 
@@ -106,7 +107,7 @@ class TrackMagics(Magics):
         y = _tracked(ns, args.name, "%tape")
         hidden = getattr(self.shell, "user_ns_hidden", {})
         names = [n for n in ns if not n.startswith("_") and n not in hidden]
-        tape = _nodes(y.tracker)
+        tape = numbering(y.tracker)[0]
         labels = {value: name for value, name in _labels(ns, names).items() if value.tracker in tape}
         labels[y] = args.name
         _draw(y, labels)
@@ -154,27 +155,12 @@ def _tracked(ns: dict, name: str, who: str):
     return value
 
 
-def _nodes(root: Tracked) -> set:
-    """Every node on the tape of ``root`` (iteratively: tapes can be deep)."""
-    seen = {root}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.isleaf:
-            continue
-        for arg in node.f.args:
-            if type(arg) is Tracked and arg not in seen:
-                seen.add(arg)
-                stack.append(arg)
-    return seen
-
-
 def _roots(values: list) -> list:
     """The values that no other value in ``values`` was computed from: the outputs of the cell's tape."""
     values = list({v.tracker: v for v in values}.values())
     inner: set = set()
     for value in values:
-        inner |= _nodes(value.tracker) - {value.tracker}
+        inner |= set(numbering(value.tracker)[0]) - {value.tracker}
     return [v for v in values if v.tracker not in inner]
 
 
