@@ -202,3 +202,18 @@ def test_float32_stays_float32():
     y = tl.sum(tl.exp(x) * 2.0 + tl.sin(x) / x)
     tl.back_(y)
     assert tl.data(y).dtype == np.float32 and x.grad.dtype == np.float32
+
+
+def test_fmax_and_fmin_send_the_sensitivity_to_a_number_facing_nan():
+    # fmax(1, nan) is 1 and fmin(2, nan) is 2: that argument takes the whole gradient, the NaN none
+    nan = np.nan
+    for f, other, expected in ((tl.fmax, [nan, 1.0], [1.0, 1.0]), (tl.fmin, [nan, 3.0], [1.0, 1.0])):
+        x = tl.param([1.0, 2.0])
+        tl.back_(tl.sum(f(x, np.array(other))))
+        np.testing.assert_array_equal(x.grad, expected)
+    y = tl.param([nan, 5.0])
+    tl.back_(tl.sum(tl.fmax(np.array([1.0, 2.0]), y)))
+    np.testing.assert_array_equal(y.grad, [0.0, 1.0])
+    a = tl.param(1.0)
+    tl.back_(tl.fmin(a, nan))
+    assert a.grad == 1.0

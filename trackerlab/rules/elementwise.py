@@ -150,6 +150,13 @@ def _ties(x, y):
     return mask(x > y, x) + 0.5 * mask(x == y, x)
 
 
+def _alone(x, y):
+    """Where ``x`` is a number facing a NaN in ``y``: there ``fmax`` and ``fmin`` return ``x`` outright."""
+    x, y = data(x), data(y)
+    xp = namespace(x, y)
+    return mask(xp.logical_and(xp.isnan(xp.asarray(y)), xp.logical_not(xp.isnan(xp.asarray(x)))), x)
+
+
 def _nonzero(x):
     """``x`` with exact zeros replaced by 1 (a constant shift), for ``log(x)`` where its factor is zero."""
     return x + mask(data(x) == 0, x)
@@ -199,13 +206,14 @@ RULES = {
         lambda g, ans, x, y: unbroadcast(x, g * _ties(y, x)),
         lambda g, ans, x, y: unbroadcast(y, g * _ties(x, y)),
     ),
+    # fmax and fmin ignore NaN: a number facing a NaN takes the whole sensitivity
     "fmax": (
-        lambda g, ans, x, y: unbroadcast(x, g * _ties(x, y)),
-        lambda g, ans, x, y: unbroadcast(y, g * _ties(y, x)),
+        lambda g, ans, x, y: unbroadcast(x, g * (_ties(x, y) + _alone(x, y))),
+        lambda g, ans, x, y: unbroadcast(y, g * (_ties(y, x) + _alone(y, x))),
     ),
     "fmin": (
-        lambda g, ans, x, y: unbroadcast(x, g * _ties(y, x)),
-        lambda g, ans, x, y: unbroadcast(y, g * _ties(x, y)),
+        lambda g, ans, x, y: unbroadcast(x, g * (_ties(y, x) + _alone(x, y))),
+        lambda g, ans, x, y: unbroadcast(y, g * (_ties(x, y) + _alone(y, x))),
     ),
     "where": (None, _where_x, _where_y),
     "clip": (
