@@ -16,7 +16,6 @@ __all__ = ["BackpropStepper"]
 _STYLE = """<style>
 .tl-stepper .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
 .tl-stepper .tl-frame-body { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
-.tl-stepper .tl-frame-drawing svg { max-width: 560px; height: auto; }
 .tl-stepper .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
   background: var(--jp-layout-color2, #f5f5f5); color: var(--jp-content-font-color1, #111);
   border-radius: 4px; white-space: pre-wrap; }
@@ -199,15 +198,10 @@ def _drawing(root, frames: Frames, i: int) -> str:
 
 
 def svg_markup(y, **options) -> str:
-    """``tape_svg(y, **options)`` ready to sit inside HTML: text kept as text (small, searchable), no XML
-    prolog."""
-    import matplotlib
+    """The drawing of ``plot_tape(y, **options)`` as an ``<svg>`` element to sit inside HTML."""
+    from .drawing import svg_markup as markup
 
-    from .drawing import tape_svg
-
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        svg = tape_svg(y, **options)
-    return svg[svg.index("<svg") :]
+    return markup(y, **options)
 
 
 def _label_map(labels) -> dict:
