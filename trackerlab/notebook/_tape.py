@@ -90,22 +90,26 @@ def numbering(root: Tracked) -> tuple[dict, dict, dict]:
     uses: dict[Tracked, int] = {}
     below: dict[Tracked, tuple] = {}
     stack = [root]
+    tracked, op_type = Tracked, Op
     while stack:
-        node = stack[-1]
+        node = stack.pop()
         if node in index:
-            stack.pop()
-            continue
-        if node.isleaf:
-            index[node] = len(index)
-            below[node] = ()
-            stack.pop()
             continue
         args = below.get(node)
-        if args is None:  # first visit: its operands go first
-            args = below[node] = tuple(a for a in operands(node) if type(a) is Tracked)
-            stack.extend(a for a in reversed(args) if a not in index)
-            continue
-        stack.pop()
+        if args is None:  # first visit: a leaf is numbered now, a call after its operands
+            if node.isleaf:
+                index[node] = len(index)
+                below[node] = ()
+                continue
+            call = node.f
+            func = call.func
+            given = call.args[: func.arity] if type(func) is op_type and func.arity is not None else call.args
+            args = below[node] = tuple([a for a in given if type(a) is tracked])
+            waiting = [a for a in reversed(args) if a not in index]
+            if waiting:
+                stack.append(node)
+                stack.extend(waiting)
+                continue
         for arg in args:
             uses[arg] = uses.get(arg, 0) + 1
         index[node] = len(index)

@@ -246,6 +246,10 @@ def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool) -> tupl
                     keep.add(arg)
                     queue.append(arg)
     entries = tape(root, index, keep)
+    kept_keys = None if keep is None else {f"n{index[node]}" for node in keep}
+
+    def drawn(key):
+        return key in kept_keys
     named = names(index, labels)  # counted over the whole tape, so they match the stepper's
     boxes: dict = {}
     edges: list = []
@@ -265,8 +269,8 @@ def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool) -> tupl
         for source, position in entry.args:
             if source.startswith("c") and not constants:
                 box["folded"].append((position, source))
-                continue
-            edges.append((source, entry.key, position))
+            elif source.startswith("c") or keep is None or drawn(source):
+                edges.append((source, entry.key, position))
     if not constants:  # write each constant operand into its call's box
         values = {e.key: e.value for e in entries if e.const}
         for box in boxes.values():

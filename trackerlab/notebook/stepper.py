@@ -43,7 +43,8 @@ class BackpropStepper(widgets.VBox):
     browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
     longer walk each frame is drawn by the kernel when it is reached. Walks longer than ``max_steps``
     are cut there, with a message, to protect the browser. ``labels`` maps tracked values to the
-    names to show.
+    names to show; ``check``, a report of ``tl.check_tape``, marks the nodes whose rule disagrees
+    with finite differences in red.
 
     >>> import trackerlab as tl
     >>> a, b = tl.param(2.0), tl.param(3.0)
@@ -54,7 +55,17 @@ class BackpropStepper(widgets.VBox):
 
     index = traitlets.Int(0, help="the frame shown, 0 to len(steps) - 1")
 
-    def __init__(self, y, Δ=None, *, labels=None, max_steps: int = 300, static_frames: int = 20, interval: int = 800):
+    def __init__(
+        self,
+        y,
+        Δ=None,
+        *,
+        labels=None,
+        check=None,
+        max_steps: int = 300,
+        static_frames: int = 20,
+        interval: int = 800,
+    ):
         for name, value, least, most in (
             ("max_steps", max_steps, 1, None),
             ("static_frames", static_frames, 0, None),
@@ -64,7 +75,17 @@ class BackpropStepper(widgets.VBox):
                 bounds = f"≥ {least}" if most is None else f"from {least} to {most}"
                 raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
-        self._frames = Frames(backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps)
+        self._check = check
+        if check is not None:
+            from .drawing import _wrong_nodes
+
+            try:
+                _wrong_nodes(check)
+            except TypeError as error:
+                raise TypeError(str(error).replace("plot_tape:", "BackpropStepper:", 1)) from None
+        self._frames = Frames(
+            backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
+        )
         self._drawn: set[int] = set()
         count = len(self._frames)
         last = count - 1
@@ -181,7 +202,7 @@ class BackpropStepper(widgets.VBox):
 
     def _frame_html(self, i: int) -> str:
         frames = self._frames
-        drawing = _drawing(self._root, frames, i)
+        drawing = _drawing(self._root, frames, i, self._check)
         return (
             f'<div class="tl-frame" data-step="{i}">'
             f'<div class="tl-frame-body"><div class="tl-frame-drawing">{drawing}</div>'
@@ -189,11 +210,16 @@ class BackpropStepper(widgets.VBox):
         )
 
 
-def _drawing(root, frames: Frames, i: int) -> str:
+def _drawing(root, frames: Frames, i: int, check=None) -> str:
     """The tape drawn by the display layer for frame ``i``, as SVG markup."""
     step = frames.walk[i]
     return svg_markup(
-        root, labels=frames.names, highlight=step.node, states=frames.states(i), grads=frames.sensitivities(i)
+        root,
+        labels=frames.labels,
+        highlight=step.node,
+        states=frames.states(i),
+        grads=frames.sensitivities(i),
+        check=check,
     )
 
 
@@ -202,6 +228,12 @@ def svg_markup(y, **options) -> str:
     from .drawing import svg_markup as markup
 
     return markup(y, **options)
+
+
+def _node(y):
+    from ..tracked import Tracked
+
+    return y if isinstance(y, Tracked) else getattr(y, "tracker", None)
 
 
 def _label_map(labels) -> dict:
