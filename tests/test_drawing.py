@@ -172,13 +172,13 @@ def test_every_use_is_its_own_edge_and_no_edge_crosses_a_box(name):
                 A, B = boxes[a], boxes[b]
                 assert A[2] <= B[0] or B[2] <= A[0] or A[3] <= B[1] or B[3] <= A[1], f"{a} overlaps {b}"
     # argument numbers where a call has several operands: x*x is two arrows, 1 and 2
-    for (source, target, position), text in arg_labels.items():
+    for (_, _, position), text in arg_labels.items():
         assert text == str(position)
 
 
 def test_x_times_x_is_two_arrows_numbered_1_and_2():
     y, labels = x_times_x_plus_x()
-    boxes, edges, _, arg_labels = geometry(tl.tape_svg(y, labels=labels))
+    _, edges, _, arg_labels = geometry(tl.tape_svg(y, labels=labels))
     assert sorted(edges) == [("n0", "n1", 1), ("n0", "n1", 2), ("n0", "n2", 2), ("n1", "n2", 1)]
     assert arg_labels == {k: str(k[2]) for k in edges}
     first, second = edges[("n0", "n1", 1)], edges[("n0", "n1", 2)]
@@ -271,7 +271,7 @@ def test_a_check_report_marks_its_wrong_nodes_in_red():
     assert legend[-1] == "rule disagrees with finite differences"
     with pytest.raises(TypeError, match=r"plot_tape: check must be a report of tl.check_tape \(with .wrong"):
         tl.plot_tape(y, check=[s])
-    with pytest.raises(TypeError, match="plot_tape: check.wrong has a key of type str"):
+    with pytest.raises(TypeError, match=r"plot_tape: check\.wrong has a key of type str"):
         tl.plot_tape(y, check=types.SimpleNamespace(wrong=("sin",)))
 
 

@@ -339,5 +339,5 @@ def test_a_check_report_marks_wrong_nodes_in_every_frame():
     for view in stepper.frame_views:
         assert view.value.count("stroke: var(--tl-wrong,") == 2  # the sin box and its legend entry
         assert "rule disagrees with finite differences" in view.value
-    with pytest.raises(TypeError, match="BackpropStepper: check must be a report of tl.check_tape"):
+    with pytest.raises(TypeError, match=r"BackpropStepper: check must be a report of tl\.check_tape"):
         tl.BackpropStepper(y, check="no")
