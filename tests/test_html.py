@@ -179,3 +179,15 @@ def test_other_backends_and_edge_cases():
     assert "TrackedArray 0×3 float64" in empty and "dataempty" in empty
     complex_values = text(html_repr(tl.param(np.array([1 + 2j, 3 - 1j])) * 2))
     assert "[2+4j, 6-2j]" in complex_values
+
+
+def test_the_repr_follows_jupyterlab_and_the_docs_dark_themes():
+    from trackerlab.notebook.html import html_repr
+
+    css = html_repr(tl.param(2.0) * 3).split("<style>")[1].split("</style>")[0]
+    dark = "--tl-fg:var(--jp-content-font-color1,#e6edf3)"
+    assert css.count(dark) == 2
+    assert f'body[data-jp-theme-light="false"] .tl-repr,body[data-theme="dark"] .tl-repr{{{dark}' in css
+    # the reader's colour scheme only where the page names no light theme of its own
+    assert '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{' in css
+    assert ".tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328)" in css

@@ -17,10 +17,11 @@ _STYLE = """<style>
 .tl-stepper .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
 .tl-stepper .tl-frame-body { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
 .tl-stepper .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
-  background: var(--jp-layout-color2, #f5f5f5); color: var(--jp-content-font-color1, #111);
+  background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
+  color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
   border-radius: 4px; white-space: pre-wrap; }
 .tl-stepper .tl-message { color: var(--jp-warn-color0, #a15c00); }
-.tl-stepper .tl-static-note { display: none; font-size: 12px; color: var(--jp-ui-font-color2, #555); }
+.tl-stepper .tl-static-note { display: none; font-size: 12px; color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
 .widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
 .widget-subarea .tl-stepper .tl-static-note { display: block; }
