@@ -171,12 +171,14 @@ class Frames:
 
     def __init__(self, walk, names: dict, max_steps: int, root: Tracked | None = None):
         self.labels = dict(names)  # the user's names, for the drawing
+        self.numbered = None
         self.names = dict(names)
         if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
             from ._tape import names as forward_names
             from ._tape import numbering
 
-            self.names = forward_names(numbering(root)[0], self.labels)
+            self.numbered = numbering(root)
+            self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
         self.walk = []
         self.steps = []

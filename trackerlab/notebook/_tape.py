@@ -122,9 +122,19 @@ def names(index: dict, labels: dict) -> dict:
     each operation, counted in forward order (``matmul#3`` is the third matmul computed)."""
     out: dict = {}
     counts: dict[str, int] = {}
+    op_names: dict = {}  # an operation's name depends on its function only: looked up once per function
     for node in index:
         label = labels.get(node)
-        op = "x" if node.isleaf else node.f.name
+        if node.isleaf:
+            op = "x"
+        else:
+            func = node.f.func
+            try:
+                op = op_names[func]
+            except (KeyError, TypeError):
+                op = node.f.name
+                if getattr(func, "__hash__", None) is not None:
+                    op_names[func] = op
         counts[op] = counts.get(op, 0) + 1
         out[node] = label if label is not None else f"x{counts[op]}" if node.isleaf else f"{op}#{counts[op]}"
     return out
@@ -142,9 +152,9 @@ def tape(root: Tracked, index: dict | None = None, keep=None) -> list[Entry]:
         index, _, _ = numbering(root)
     entries: list[Entry] = []
     constants = 0
-    for node, number in index.items():
-        if keep is not None and node not in keep:
-            continue
+    chosen = index if keep is None else sorted(keep, key=index.__getitem__)
+    for node in chosen:
+        number = index[node]
         entry = Entry(f"n{number}", node)
         if not node.isleaf:
             args = operands(node)

@@ -103,6 +103,29 @@ def plot_tape(
     >>> type(fig).__name__
     'TapeFigure'
     """
+    options = dict(labels=labels, highlight=highlight, states=states, grads=grads, check=check)
+    options.update(max_nodes=max_nodes, direction=direction, constants=constants, show_data=show_data)
+    return _plot(y, ax, title=title, format=format, numbered=None, **options)
+
+
+def _plot(
+    y,
+    ax,
+    *,
+    labels,
+    highlight,
+    states,
+    grads,
+    check,
+    max_nodes,
+    direction,
+    constants,
+    show_data,
+    title,
+    format,  # noqa: A002
+    numbered,
+):
+    """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper)."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -113,7 +136,7 @@ def plot_tape(
     node_states = _state_map(states, highlight)
     shown = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
     wrong = _wrong_nodes(check)
-    boxes, edges, total = _boxes(root, label_map(labels, "plot_tape"), max_nodes, constants)
+    boxes, edges, total = _boxes(root, label_map(labels, "plot_tape"), max_nodes, constants, numbered)
     for box in boxes.values():
         node = box["node"]
         box["state"] = node_states.get(node) if node is not None else None
@@ -179,11 +202,13 @@ def tape_svg(y, **options) -> str:
     return plot_tape(y, format="svg", **options)
 
 
-def svg_markup(y, **options) -> str:
+def svg_markup(y, *, numbered=None, **options) -> str:
     """The drawing as an ``<svg>`` element to sit inside HTML: no XML prolog, at most as wide as its
     container (and never below 70% of its size: wider drawings scroll), following JupyterLab's and
-    the docs' theme."""
-    return inline_svg(tape_svg(y, **options))
+    the docs' theme. ``numbered``: the tape's ``(numbering, names)``, when the caller has them."""
+    defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
+    defaults.update(direction="auto", constants=False, show_data=True, title=None)
+    return inline_svg(_plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -232,10 +257,11 @@ def _wrong_nodes(check) -> set:
 # What is drawn
 
 
-def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool) -> tuple[dict, list, int]:
+def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool, numbered=None) -> tuple[dict, list, int]:
     """The boxes (key → what it shows) and edges ((source, target, position), one per use) to draw,
     and the number of values on the whole tape. Only the part that is drawn is looked at closely."""
-    index, _, below = numbering(root)
+    # ``numbered``: the stepper's (numbering, names) of the same tape, so a frame costs what it shows
+    (index, _, below), named = numbered or (numbering(root), None)
     keep = None
     if len(index) > max_nodes:  # the values nearest the output, breadth first, and one box for the rest
         keep = {root}
@@ -250,7 +276,9 @@ def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool) -> tupl
 
     def drawn(key):
         return key in kept_keys
-    named = names(index, labels)  # counted over the whole tape, so they match the stepper's
+
+    if named is None:
+        named = names(index, labels)  # counted over the whole tape, so they match the stepper's
     boxes: dict = {}
     edges: list = []
     for entry in entries:

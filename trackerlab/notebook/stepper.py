@@ -21,7 +21,8 @@ _STYLE = """<style>
   color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
   border-radius: 4px; white-space: pre-wrap; }
 .tl-stepper .tl-message { color: var(--jp-warn-color0, #a15c00); }
-.tl-stepper .tl-static-note { display: none; font-size: 12px; color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
+.tl-stepper .tl-static-note { display: none; font-size: 12px;
+  color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
 .widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
 .widget-subarea .tl-stepper .tl-static-note { display: block; }
@@ -221,6 +222,7 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
         states=frames.states(i),
         grads=frames.sensitivities(i),
         check=check,
+        numbered=None if frames.numbered is None else (frames.numbered, frames.names),
     )
 
 
