@@ -128,6 +128,18 @@ def layout(keys: list, sizes: dict, edges: list, direction: str, margin: float =
         k: _spread(sorted(((port_rank[n], n) for _, n in up.get(k, ())), key=lambda t: t), along(k)[1]) for k in sizes
     }
     ports_out = {k: {} for k in sizes}
+
+    def aim(a, b, n):
+        """How far ``b``'s centre should sit from ``a``'s along edge ``n``: box centres line up (a chain
+        of boxes stays straight; the ports' offsets are taken up by the curves), bend points line up
+        with the ports they lead to or come from."""
+        if a in sizes and b in sizes:
+            return 0.0
+        return port(a, n, False) - port(b, n, True)
+
+    def loose(key):
+        return key in sizes and not up.get(key) and len(dn.get(key, ())) == 1
+
     for sweep in range(8):
         for k in sizes:  # outgoing ports in the order of where their edges go
             outs = sorted(dn.get(k, ()), key=lambda t: (across[t[0]] + port(t[0], t[1], True), t[1]))
@@ -137,13 +149,16 @@ def layout(keys: list, sizes: dict, edges: list, direction: str, margin: float =
             row = layers[depth]
             wanted, weights = [], []
             for key in row:
-                near = []
+                near = []  # (position wanted by one neighbour, its say)
                 if sweep % 2 == 0 or sweep == 7:
-                    near += [across[a] + port(a, n, False) - port(key, n, True) for a, n in up.get(key, ())]
+                    # an input used once (a parameter, say) follows its call, not the other way round,
+                    # so a long chain stays straight with its inputs beside it
+                    near += [(across[a] + aim(a, key, n), 0.1 if loose(a) else 1.0) for a, n in up.get(key, ())]
                 if sweep % 2 == 1 or sweep == 7:
-                    near += [across[b] + port(b, n, True) - port(key, n, False) for b, n in dn.get(key, ())]
-                wanted.append(sum(near) / len(near) if near else across[key])
-                weights.append((4.0 if key not in sizes else 1.0) * (1 if near else 0.01))
+                    near += [(across[b] - aim(key, b, n), 1.0) for b, n in dn.get(key, ())]
+                say = sum(w_ for _, w_ in near)
+                wanted.append(sum(o * w_ for o, w_ in near) / say if near else across[key])
+                weights.append((4.0 if key not in sizes else 0.1 if loose(key) else 1.0) * (1 if near else 0.01))
             for key, o in zip(row, _fit(wanted, weights, [gap(a, b) for a, b in itertools.pairwise(row)])):
                 across[key] = o
 
