@@ -27,7 +27,8 @@ TUTORIAL = re.compile(r"^\d\d_[a-z0-9]+(?:_[a-z0-9]+)*\.(?:en|ja|zh)\.ipynb$")
 
 def own_notebooks(root: Path) -> list[str]:
     """The notebooks in ``notebooks/`` that are not numbered tutorials, as exclude patterns."""
-    return [f"notebooks/{path.name}" for path in sorted((root / "notebooks").glob("*.ipynb")) if not TUTORIAL.match(path.name)]
+    books = sorted((root / "notebooks").glob("*.ipynb"))
+    return [f"notebooks/{path.name}" for path in books if not TUTORIAL.match(path.name)]
 
 
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store", *own_notebooks(ROOT)]
