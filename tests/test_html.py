@@ -191,3 +191,21 @@ def test_the_repr_follows_jupyterlab_and_the_docs_dark_themes():
     # the reader's colour scheme only where the page names no light theme of its own
     assert '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{' in css
     assert ".tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328)" in css
+
+
+def test_small_arrays_of_three_or_more_dimensions_are_shown_whole():
+    """A 2×3×4 array is shown value by value, one table per 2-D slice, as NumPy prints it."""
+    values = np.arange(24.0).reshape(2, 3, 4)
+    html = html_repr(tl.param(values))
+    tables = re.findall(r'<table class="tl-table">(.*?)</table>', body(html))
+    data_tables = tables[:2]  # data, then the grad panel's
+    for i, table in enumerate(data_tables):
+        rows = re.findall(r"<tr>(.*?)</tr>", table)
+        shown = [[float(v) for v in re.findall(r"<td>([^<]*)</td>", row)] for row in rows]
+        assert shown == values[i].tolist()
+    assert "[0, :, :]" in text(html) and "[1, :, :]" in text(html)
+    assert "tl-stats" not in body(html) and "first:" not in text(html)
+    four = html_repr(tl.param(np.arange(16.0).reshape(2, 2, 2, 2)))
+    assert all(f"[{i}, {j}, :, :]" in text(four) for i in range(2) for j in range(2))
+    many = html_repr(tl.param(np.zeros((13, 2, 2))))  # more slices than are readable: summarised
+    assert "tl-stats" in body(many)
