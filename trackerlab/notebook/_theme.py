@@ -76,7 +76,7 @@ def svg_text(figure) -> str:
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
     svg = svg.replace(
         '<style type="text/css">*{stroke-linejoin: round; stroke-linecap: butt}</style>',
-        f'<style type="text/css">{THEME_CSS}</style>',
+        f"<style>{THEME_CSS}</style>",  # a plain <style>, as nbval's sanitiser for notebooks expects
     )
     svg = svg.replace("font-family: 'DejaVu Sans'", "font-family: 'DejaVu Sans', Verdana, sans-serif")
     svg = svg.replace("<svg ", '<svg class="tl-tape" ', 1)
