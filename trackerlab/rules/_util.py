@@ -140,14 +140,25 @@ def real_for(x, s):
     return s
 
 
-def refuse_complex(name: str, *values) -> None:
+ORDERS = "it orders or compares values, which complex numbers do not allow"
+
+
+def refuse_complex(name: str, *values, why: str = ORDERS) -> None:
     """Raise a clear error if any of ``values`` is complex: ``name`` has no gradient rule for complex input."""
     for v in values:
         if v is not None and is_complex(v):
-            raise TypeError(
-                f"{name}: complex input is not supported (it orders or compares values, which complex "
-                "numbers do not allow); pass real values, e.g. the real part or the absolute value"
-            )
+            raise TypeError(f"{name}: complex input is not supported ({why}); pass real values")
+
+
+def real_only(name: str, impl, why: str = ORDERS):
+    """The forward ``impl`` refusing complex operands, which ``name`` has no gradient rule for (``why``)."""
+
+    def checked(*args, **kwargs):
+        refuse_complex(name, *args, *kwargs.values(), why=why)
+        return impl(*args, **kwargs)
+
+    checked.__name__ = name
+    return checked
 
 
 def keep(condition, g):

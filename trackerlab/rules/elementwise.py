@@ -88,7 +88,7 @@ def _power(x, y):
 
 
 def _real_only(name: str, impl):
-    """``impl`` refusing complex operands: ``name`` orders or compares values, which complex numbers do not allow."""
+    """``impl`` refusing complex operands (``_util.real_only``, which this module cannot import yet)."""
 
     def checked(*args, **kwargs):
         refuse_complex(name, *args, *kwargs.values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
-from ._util import composite, wrapper
+from ._util import composite, real_only, wrapper
 
 
 def _diagonal_mask(xp, n: int, m: int, offset: int, dtype):
@@ -144,7 +144,7 @@ inv = defop("inv", _linalg("inv"), family="linalg")
 det = defop("det", _linalg("det"), family="linalg")
 _slogdet_op = defop("slogdet", lambda x: ns(x).linalg.slogdet(x)[1], family="linalg", doc="log |det x|")
 solve = defop("solve", _solve, family="linalg")
-cholesky = defop("cholesky", _cholesky, arity=1, family="linalg")
+cholesky = defop("cholesky", real_only("cholesky", _cholesky, "its rule is for real symmetric matrices"), arity=1, family="linalg")
 _norm_op = defop("norm", _norm, arity=1, family="linalg", doc="Vector and matrix norms, as numpy.linalg.norm.")
 
 
@@ -240,12 +240,48 @@ def _triangle_rule(upper: bool):
 
 
 def _det_rule(g, ans, x):
-    # d det(x) = det(x) tr(x⁻¹ dx)
+    # d det(x) = tr(adj(x) dx): the gradient is the cofactor matrix adj(x)ᵀ, which is det(x) x⁻ᵀ where x
+    # is well away from singular, and the determinants of the minors where it is not
+    if _near_singular(x, ans):
+        return expand_dims(lift(g, ans), (-2, -1)) * _cofactors(x)
     return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x))
 
 
 def _slogdet_rule(g, ans, x):
-    return expand_dims(lift(g, ans), (-2, -1)) * mT(inv(x))
+    # d log|det x| = Re tr(x⁻¹ dx); at a singular x the slope is adj(x)ᵀ / 0: inf or NaN, as NumPy divides
+    g = expand_dims(lift(real_part(g), ans), (-2, -1))
+    plain = data(x)
+    determinant = ns(plain).linalg.det(array(plain))
+    if _near_singular(x, determinant):
+        return g * div(_cofactors(x), expand_dims(det(x), (-2, -1)))
+    return g * mT(inv(x))
+
+
+def _near_singular(x, determinant) -> bool:
+    """Whether any matrix of ``x`` is singular or nearly so, by Hadamard's bound: |det x| ≤ ∏ᵢ ‖row i‖, and
+    |det x| far below it means that ``inv`` would lose most of its digits (or fail)."""
+    plain = array(data(x))
+    xp = ns(plain)
+    bound = xp.prod(xp.linalg.vector_norm(plain, axis=-1), axis=-1)
+    size_ = xp.abs(xp.asarray(data(determinant)))
+    return bool(xp.any(size_ <= 1e-8 * bound))
+
+
+def _cofactors(x):
+    """The cofactor matrix of each matrix of ``x`` (``(-1)^(i+j)`` times the determinant of the minor without
+    row i and column j), taken with ``getitem`` and ``det``, so that it can be differentiated again; it is
+    adj(x)ᵀ, the gradient of det, and needs no inverse, so it holds at singular matrices too."""
+    n = shape(x)[-1]
+    xp = ns(x)
+    plain = array(data(x))
+    if n == 1:
+        return xp.ones_like(plain)
+    keep_ = [[k for k in range(n) if k != i] for i in range(n)]
+    rows = xp.reshape(xp.asarray([[keep_[i] for _ in range(n)] for i in range(n)]), (n, n, n - 1, 1))
+    cols = xp.reshape(xp.asarray([[keep_[j] for j in range(n)] for _ in range(n)]), (n, n, 1, n - 1))
+    minors = getitem(x, (Ellipsis, rows, cols))
+    signs = xp.asarray([[(-1.0) ** (i + j) for j in range(n)] for i in range(n)], dtype=plain.dtype)
+    return det(minors) * signs
 
 
 def _solve_parts(g, ans, a, b):
@@ -331,7 +367,8 @@ RULES = {
 register_rules("linalg", RULES)
 
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import array, lift, mask, mT, ns, shape, sign, spread, unbroadcast  # noqa: E402
+from ._util import array, div, lift, mask, mT, ns, real_part, shape, sign, spread, unbroadcast  # noqa: E402
 from .elementwise import abs  # noqa: E402
+from .indexing import getitem  # noqa: E402
 from .linalg import dot, matmul  # noqa: E402
 from .shape import expand_dims, moveaxis, pad, reshape  # noqa: E402
