@@ -144,7 +144,9 @@ inv = defop("inv", _linalg("inv"), family="linalg")
 det = defop("det", _linalg("det"), family="linalg")
 _slogdet_op = defop("slogdet", lambda x: ns(x).linalg.slogdet(x)[1], family="linalg", doc="log |det x|")
 solve = defop("solve", _solve, family="linalg")
-cholesky = defop("cholesky", real_only("cholesky", _cholesky, "its rule is for real symmetric matrices"), arity=1, family="linalg")
+cholesky = defop(
+    "cholesky", real_only("cholesky", _cholesky, "its rule is for real symmetric matrices"), arity=1, family="linalg"
+)
 _norm_op = defop("norm", _norm, arity=1, family="linalg", doc="Vector and matrix norms, as numpy.linalg.norm.")
 
 
@@ -317,27 +319,29 @@ def _cholesky_rule(g, ans, x, upper=False):
 
 
 def _norm_rule(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
+    # norms are real functions of |x|: for complex x each |x_i| sends Re(g) · conj(x_i) / |x_i| (the
+    # convention of HIPS autograd and JAX); slope_of_abs is sign(x) for real x
     kind, axes = _norm_axes(len(shape(x)), ord, axis)
-    g = spread(g, x, axes, keepdims)
+    g = spread(real_part(g), x, axes, keepdims)
     norm_ = spread(ans, x, axes, keepdims)
     plain, size_ = data(x), data(norm_)
+    safe = norm_ + mask(size_ == 0, size_)  # at x = 0 the subgradient 0 is taken, as for abs
     if ord in (None, "fro", 2) and (kind == "vector" or ord != 2):
-        return g * x / (norm_ + mask(size_ == 0, plain))
+        return g * (conj(x) if is_complex(x) else x) / safe
     if kind == "vector":
         if ord in (math.inf, -math.inf):
-            return g * sign(x) * _shared(abs_plain(plain) == size_, axes, plain)
-        if ord == 0:
-            return g * 0.0
+            return g * slope_of_abs(x) * _shared(abs_plain(plain) == size_, axes, size_)
+        if ord == 0:  # the number of nonzero elements: flat
+            return ns(plain).zeros_like(array(plain))
         if ord == 1:
-            return g * sign(x)
-        safe = norm_ + mask(size_ == 0, plain)
-        return g * sign(x) * (abs(x) / safe) ** (ord - 1)
+            return g * slope_of_abs(x)
+        return g * slope_of_abs(x) * (abs(x) / safe) ** (ord - 1)
     row, col = axes
     if ord in (1, -1, math.inf, -math.inf):
         summed = row if ord in (1, -1) else col
         sums = ns(plain).sum(abs_plain(plain), axis=summed, keepdims=True)
         # every row of a winning column is a hit: count the columns (rows) that tie, not their elements
-        return g * sign(x) * (_shared(sums == size_, axes, plain) * shape(x)[summed])
+        return g * slope_of_abs(x) * (_shared(sums == size_, axes, size_) * shape(x)[summed])
     raise TypeError(f"norm: ord={ord!r} of a matrix needs the SVD, which trackerlab has no gradient rule for")
 
 
@@ -367,7 +371,21 @@ RULES = {
 register_rules("linalg", RULES)
 
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import array, div, lift, mask, mT, ns, real_part, shape, sign, spread, unbroadcast  # noqa: E402
+from ._util import (  # noqa: E402
+    array,
+    conj,
+    div,
+    is_complex,
+    lift,
+    mask,
+    mT,
+    ns,
+    real_part,
+    shape,
+    slope_of_abs,
+    spread,
+    unbroadcast,
+)
 from .elementwise import abs  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .linalg import dot, matmul  # noqa: E402
