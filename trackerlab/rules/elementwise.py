@@ -297,6 +297,13 @@ def _astype_rule(g, ans, x, dtype, copy=True):
     return astype(real_for(x, lift(g, x)), _dtype(x))
 
 
+def _log_rule(g, ans, x):
+    try:  # div(g, x), inlined: log is on most tapes
+        return g / x
+    except ZeroDivisionError:
+        return divide(g, x)
+
+
 def _hypot_rule(first: bool):
     # hypot is the 2-norm of (x, y): at (0, 0) it has no slope, and the subgradient 0 is taken, as for norm
     def pullback(g, ans, x, y):
@@ -339,7 +346,7 @@ RULES = {
     "exp": (lambda g, ans, x: g * ans,),
     "exp2": (lambda g, ans, x: g * ans * _LN2,),
     "expm1": (lambda g, ans, x: g * (ans + 1),),
-    "log": (lambda g, ans, x: div(g, x),),
+    "log": (_log_rule,),
     "log2": (lambda g, ans, x: div(g, x * _LN2),),
     "log10": (lambda g, ans, x: div(g, x * _LN10),),
     "log1p": (lambda g, ans, x: div(g, x + 1),),
