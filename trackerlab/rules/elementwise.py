@@ -217,7 +217,7 @@ def _power_slope(x, y):
         xp = namespace(a, b)
         both = xp.logical_and(xp.asarray(a) == 0, xp.asarray(b) == 0)
         shift = mask(both, a if hasattr(a, "shape") and not is_complex(a) else b)
-    return y * power(x, y - 1 + shift)
+    return power(x, y - 1 + shift) * y  # the operation first: a plain y of a strict backend refuses tracked operands
 
 
 def _base_of_log(x, y):
@@ -395,7 +395,7 @@ def _float_power_slope(x, y):
     a, b = data(x), data(y)
     xp = namespace(a, b)
     both = xp.logical_and(xp.asarray(a) == 0, xp.asarray(b) == 0)
-    return y * float_power(x, y - 1 + mask(both, a if hasattr(a, "shape") and not is_complex(a) else b))
+    return float_power(x, y - 1 + mask(both, a if hasattr(a, "shape") and not is_complex(a) else b)) * y
 
 
 def _dtype(x):
