@@ -154,7 +154,7 @@ def _loss_sensitivity(g, like, losses_shape: tuple, reduction: str):
     g = lift(g, like)
     if losses_shape:
         g = broadcast_to(g, losses_shape)
-    return g / size(losses_shape) if reduction == "mean" else g
+    return div(g, size(losses_shape)) if reduction == "mean" else g  # an empty batch: inf or NaN, as NumPy
 
 
 def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
@@ -213,7 +213,7 @@ def _gelu_slope(x):
 
 
 from ..tracked import data  # noqa: E402
-from ._util import array, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
+from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
 from .elementwise import exp, tanh  # noqa: E402
 from .reductions import sum  # noqa: E402
 from .shape import broadcast_to, expand_dims  # noqa: E402
