@@ -142,6 +142,21 @@ def test_det_at_singular_matrices_to_second_order(a):
     tl.check_grads(tl.det, a, order=2)
 
 
+def test_det_near_a_singular_matrix_is_the_cofactor_matrix():
+    # condition number 4e12: the gradient comes from the cofactors, exactly, not from det(x) x⁻ᵀ
+    a = np.array([[1.0, 1.0], [1.0, 1.0 + 1e-12]])
+    np.testing.assert_allclose(grad_of(tl.det, a), [[a[1, 1], -1.0], [-1.0, 1.0]], rtol=1e-15)
+    big = np.random.default_rng(0).normal(size=(40, 40))
+    np.testing.assert_allclose(grad_of(tl.det, big), np.linalg.det(big) * np.linalg.inv(big).T, rtol=1e-8)
+
+
+def test_det_at_a_large_singular_matrix_is_a_clear_error():
+    a = np.random.default_rng(0).normal(size=(40, 40))
+    a[0] = a[1]
+    with pytest.raises(ValueError, match=r"det: the gradient at a singular or nearly singular 40×40 matrix"):
+        grad_of(tl.det, a)
+
+
 def test_slogdet_at_a_singular_matrix_is_infinite_not_an_error():
     a = np.array([[1.0, 2.0], [2.0, 4.0]])
     p = tl.param(a)

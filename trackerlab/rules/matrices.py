@@ -243,30 +243,48 @@ def _triangle_rule(upper: bool):
 
 def _det_rule(g, ans, x):
     # d det(x) = tr(adj(x) dx): the gradient is the cofactor matrix adj(x)ᵀ, which is det(x) x⁻ᵀ where x
-    # is well away from singular, and the determinants of the minors where it is not
-    if _near_singular(x, ans):
+    # is well conditioned, and the determinants of the minors where it is not (no inverse needed)
+    inverse = _inverse_if_well_conditioned(x, "det")
+    if inverse is None:
         return expand_dims(lift(g, ans), (-2, -1)) * _cofactors(x)
-    return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x))
+    return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x) if istracked(x) else inverse)
 
 
 def _slogdet_rule(g, ans, x):
     # d log|det x| = Re tr(x⁻¹ dx); at a singular x the slope is adj(x)ᵀ / 0: inf or NaN, as NumPy divides
     g = expand_dims(lift(real_part(g), ans), (-2, -1))
-    plain = data(x)
-    determinant = ns(plain).linalg.det(array(plain))
-    if _near_singular(x, determinant):
+    inverse = _inverse_if_well_conditioned(x, "slogdet")
+    if inverse is None:
         return g * div(_cofactors(x), expand_dims(det(x), (-2, -1)))
-    return g * mT(inv(x))
+    return g * mT(inv(x) if istracked(x) else inverse)
 
 
-def _near_singular(x, determinant) -> bool:
-    """Whether any matrix of ``x`` is singular or nearly so, by Hadamard's bound: |det x| ≤ ∏ᵢ ‖row i‖, and
-    |det x| far below it means that ``inv`` would lose most of its digits (or fail)."""
+_RCOND = 1e-10  # below this reciprocal condition number, det(x) x⁻¹ keeps too few correct digits
+_LARGEST_COFACTORS = 32  # the minors of an n×n matrix hold n⁴ numbers: 1M for 32×32
+
+
+def _inverse_if_well_conditioned(x, name: str):
+    """The inverse of the plain data of ``x`` where every matrix of it is well conditioned (its reciprocal
+    condition number in the ∞-norm above ``_RCOND``); ``None`` where one is singular or nearly so."""
     plain = array(data(x))
     xp = ns(plain)
-    bound = xp.prod(xp.linalg.vector_norm(plain, axis=-1), axis=-1)
-    size_ = xp.abs(xp.asarray(data(determinant)))
-    return bool(xp.any(size_ <= 1e-8 * bound))
+    try:
+        inverse = xp.linalg.inv(plain)
+    except ValueError:  # NumPy's and CuPy's LinAlgError: exactly singular
+        inverse = None
+    if inverse is not None:
+        size_ = xp.max(xp.sum(xp.abs(plain), axis=-1), axis=-1)
+        size_inverse = xp.max(xp.sum(xp.abs(inverse), axis=-1), axis=-1)
+        rcond = 1.0 / (size_ * size_inverse)
+        if bool(xp.all(xp.isfinite(size_inverse))) and bool(xp.all(rcond > _RCOND)):
+            return inverse
+    n = shape(x)[-1]
+    if n > _LARGEST_COFACTORS:
+        raise ValueError(
+            f"{name}: the gradient at a singular or nearly singular {n}×{n} matrix needs its cofactors, "
+            f"which trackerlab computes for matrices up to {_LARGEST_COFACTORS}×{_LARGEST_COFACTORS} only"
+        )
+    return None
 
 
 def _cofactors(x):
