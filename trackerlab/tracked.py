@@ -30,6 +30,17 @@ class _Recording:
 RECORDING = _Recording()
 
 
+class _Anomaly:
+    """How many threads are inside ``detect_anomaly`` (``anomaly.py``); while none, recording costs one check."""
+
+    active = 0
+    record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
+    checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
+
+
+ANOMALY = _Anomaly()
+
+
 class no_grad:
     """Context manager: inside it, operations on tracked values return plain values and record nothing.
 
@@ -168,6 +179,8 @@ def _new(op, args: tuple, kwargs, out, back=None):
     node.grad = None
     node.ref = 0
     node.data = out
+    if ANOMALY.active:
+        ANOMALY.record(node)
     value = _real_new(TrackedReal) if type(out) is float or not getattr(out, "ndim", 0) else _array_new(TrackedArray)
     value.tracker = node
     return value

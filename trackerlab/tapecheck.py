@@ -1,0 +1,489 @@
+"""``check_tape``: every recorded operation's rule on the tape of ``y``, checked against central finite
+differences at the inputs it saw, one entry per operation and argument, in a ``TapeCheck`` report."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+from ._backend import namespace
+from .anomaly import recorded_at
+from .ops import _CUSTOM_RULES, Op, _rule_key
+from .rules.utility import hook, nobacksies
+from .tracked import Tracked, _TrackedValue, data, no_grad
+
+__all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
+
+# The five verdicts an entry can have, in the order the report lists them.
+OK, WRONG, UNDETERMINED, SKIPPED = "ok", "wrong", "undetermined", "skipped"
+_ROUNDOFF = 16 * 2.0**-52  # a few units of float64 roundoff, for the noise of a difference of two sums
+
+_KINK = (
+    "not differentiable here: the slopes on either side differ by {gap:.3g} and do not shrink with the "
+    "step (a kink such as relu or abs at 0, a tie in max, min or sort, clip at a bound), so finite "
+    "differences cannot judge the rule"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class TapeCheckEntry:
+    """One checked argument of one recorded operation (plain data).
+
+    ``node`` is the ``Tracked`` node, ``number`` its operation's number in the report (1 for the first
+    recorded), ``op`` the operation's name, ``argument`` the position of the argument in the call (from
+    0; ``None`` when the whole operation was skipped), ``reverse`` the rule's ``⟨ū, J v⟩`` (the
+    pullback of a random cotangent ``ū``, dotted with a random direction ``v``), ``numeric`` the
+    central finite difference of ``⟨ū, f(x + εv)⟩``, ``error`` their relative difference, ``status``
+    one of ``"ok"``, ``"wrong"``, ``"undetermined"`` or ``"skipped"``, and ``note`` says why when it is
+    not ``"ok"``.
+    """
+
+    node: Tracked
+    number: int
+    op: str
+    argument: int | None
+    reverse: float | None
+    numeric: float | None
+    error: float | None
+    status: str
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The rule agrees with finite differences for this argument."""
+        return self.status == OK
+
+    @property
+    def bad(self) -> bool:
+        """The rule disagrees with finite differences for this argument."""
+        return self.status == WRONG
+
+    def __repr__(self) -> str:
+        argument = "" if self.argument is None else f", argument={self.argument}"
+        numbers = "" if self.error is None else f", reverse {self.reverse:.6g}, numeric {self.numeric:.6g}"
+        return f"TapeCheckEntry(#{self.number} {self.op}{argument}: {self.status}{numbers})"
+
+
+class TapeCheck:
+    """The report of ``check_tape(y)``: plain data with a text and an HTML repr.
+
+    ``entries`` holds one ``TapeCheckEntry`` per checked argument of each recorded operation (and one
+    per operation skipped as a whole), in the order the operations were recorded; ``wrong`` the
+    ``Tracked`` nodes whose rule disagrees with finite differences, ``undetermined`` those finite
+    differences could not judge (inputs at a kink); ``leaves`` counts the parameters (nothing to
+    check). The report is true when no rule is wrong; ``.ok`` says the same.
+    """
+
+    def __init__(self, entries, leaves: int, *, eps: float, rtol: float, atol: float, seed: int):
+        self.entries: tuple[TapeCheckEntry, ...] = tuple(entries)
+        self.leaves = leaves
+        self.eps, self.rtol, self.atol, self.seed = eps, rtol, atol, seed
+        self.wrong: tuple[Tracked, ...] = self._nodes(WRONG)
+        self.undetermined: tuple[Tracked, ...] = tuple(n for n in self._nodes(UNDETERMINED) if n not in self.wrong)
+        self.operations = len({id(e.node) for e in self.entries})
+
+    def _nodes(self, status: str) -> tuple:
+        found: dict[int, Tracked] = {}
+        for e in self.entries:
+            if e.status == status:
+                found.setdefault(id(e.node), e.node)
+        return tuple(found.values())
+
+    @property
+    def ok(self) -> bool:
+        """No recorded rule disagrees with finite differences."""
+        return not self.wrong
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def verdict(self, x) -> str | None:
+        """The verdict on the operation that made ``x`` (a tracked value or its node): ``"wrong"`` if any
+        argument's check failed, else ``"undetermined"``, ``"skipped"`` or ``"ok"``; ``None`` when the
+        report has no entry for it (a leaf, or a value not on the checked tape)."""
+        node = x.tracker if isinstance(x, _TrackedValue) else x
+        statuses = {e.status for e in self.entries if e.node is node}
+        for status in (WRONG, UNDETERMINED, SKIPPED, OK):
+            if status in statuses:
+                return status
+        return None
+
+    def entries_of(self, x) -> tuple[TapeCheckEntry, ...]:
+        """The entries of the operation that made ``x`` (a tracked value or its node)."""
+        node = x.tracker if isinstance(x, _TrackedValue) else x
+        return tuple(e for e in self.entries if e.node is node)
+
+    # ------------------------------------------------------------------------------------------------
+
+    def summary(self) -> str:
+        """One line: how many operations were checked and how many rules are wrong."""
+        n, bad, unsure = self.operations, len(self.wrong), len(self.undetermined)
+        ops = f"{n} recorded operation{'s' if n != 1 else ''}"
+        if bad:
+            head = f"check_tape: {bad} of {ops} disagree{'s' if bad == 1 else ''} with finite differences"
+        else:
+            head = f"check_tape: every rule of the {ops} agrees with finite differences"
+        if unsure:
+            head += f" ({unsure} undetermined)"
+        return head
+
+    def __repr__(self) -> str:
+        rows = [_row(e) for e in self.entries]
+        header = ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        lines = [self.summary(), _settings(self)]
+        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        for e, r in zip(self.entries, rows):
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            if e.note:
+                lines.append(f"      {e.note}")
+        if self.leaves:
+            lines.append(f"  and {self.leaves} parameter{'s' if self.leaves != 1 else ''} (leaves: nothing to check)")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        wrong = "var(--jp-error-color1, #e0383e)"
+        muted = "var(--jp-ui-font-color2, #8a8a8a)"
+        cells = "padding: 2px 8px; text-align: left; border-bottom: 1px solid rgba(128, 128, 128, 0.35);"
+        out = [
+            '<div class="tl-tapecheck" style="font-family: var(--jp-code-font-family, monospace); font-size: 12px;">',
+            f'<div style="font-weight: bold; {"color: " + wrong if self.wrong else ""}">'
+            f"{html.escape(self.summary())}</div>",
+            f'<div style="color: {muted};">{html.escape(_settings(self).strip())}</div>',
+            '<table style="border-collapse: collapse; margin-top: 4px;"><thead><tr>',
+        ]
+        for h in ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict"):
+            out.append(f'<th style="{cells}">{html.escape(h)}</th>')
+        out.append("</tr></thead><tbody>")
+        for e in self.entries:
+            style = f"color: {wrong}; font-weight: bold;" if e.bad else (f"color: {muted};" if e.status != OK else "")
+            out.append(f'<tr class="tl-check-{e.status}" style="{style}">')
+            for cell in _row(e):
+                out.append(f'<td style="{cells}">{html.escape(cell)}</td>')
+            out.append("</tr>")
+            if e.note:
+                out.append(
+                    f'<tr class="tl-check-{e.status}" style="{style}"><td></td>'
+                    f'<td colspan="6" style="{cells} font-weight: normal;">{html.escape(e.note)}</td></tr>'
+                )
+        out.append("</tbody></table>")
+        if self.leaves:
+            s = "s" if self.leaves != 1 else ""
+            out.append(f'<div style="color: {muted};">and {self.leaves} parameter{s} (leaves: nothing to check)</div>')
+        out.append("</div>")
+        return "".join(out)
+
+
+def _settings(report: TapeCheck) -> str:
+    return (
+        f"  (central differences with step {report.eps:g} along a random direction and cotangent, seed "
+        f"{report.seed}; wrong when |reverse − numeric| > {report.atol:g} + {report.rtol:g}·max(|reverse|, |numeric|))"
+    )
+
+
+def _row(e: TapeCheckEntry) -> tuple:
+    def number(v):
+        return "" if v is None else f"{v:.6g}"
+
+    verdict = {OK: "ok", WRONG: "✗ WRONG", UNDETERMINED: "? undetermined", SKIPPED: "– skipped"}[e.status]
+    argument = "" if e.argument is None else str(e.argument + 1)  # prose counts arguments from 1
+    error = "" if e.error is None else f"{e.error:.2e}"
+    return (f"#{e.number}", e.op, argument, number(e.reverse), number(e.numeric), error, verdict)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The check
+
+
+def check_tape(y, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> TapeCheck:
+    """Check every recorded operation on the tape of ``y`` against central finite differences.
+
+    Each operation is checked at the inputs it saw when it was recorded (copied to float64), one
+    argument at a time: its rule's pullback of a random cotangent ``ū``, dotted with a random direction
+    ``v``, is compared with ``(⟨ū, f(x + εv)⟩ − ⟨ū, f(x − εv)⟩) / 2ε``, where ``f`` is the operation's
+    forward recomputed on plain values (a custom ``@grad_rule``'s own value). An operation whose inputs
+    sit at a kink (relu or abs at 0, a tie in max) is marked undetermined instead of wrong; ``hook``
+    (which replaces the sensitivity on purpose) and ``nobacksies`` are skipped, as are complex and
+    non-floating arguments. Returns a ``TapeCheck`` report: true when every rule agrees, with the wrong
+    nodes in ``.wrong`` (``plot_tape``, ``tape_svg`` and ``BackpropStepper`` take it as ``check=``).
+
+    >>> import trackerlab as tl
+    >>> x = tl.param([0.5, -1.0])
+    >>> report = tl.check_tape(tl.sum(tl.tanh(x) * x))
+    >>> bool(report), [e.op for e in report.entries]
+    (True, ['tanh', 'multiply', 'multiply', 'sum'])
+    """
+    node = y.tracker if isinstance(y, _TrackedValue) else y
+    if type(node) is not Tracked:
+        raise TypeError(f"check_tape: y is not tracked (got {type(y).__name__}); there is no tape to check")
+    for name, value, positive in (("eps", eps, True), ("rtol", rtol, False), ("atol", atol, False)):
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            raise TypeError(f"check_tape: {name} must be a number (got {value!r})")
+        if value < 0 or (positive and value == 0):
+            raise ValueError(f"check_tape: {name} must be {'positive' if positive else 'at least 0'} (got {value!r})")
+    import numpy as np  # the random directions are drawn on the host, as check_grads draws them
+
+    rng = np.random.default_rng(seed)
+    entries = []
+    leaves = 0
+    number = 0
+    with no_grad():
+        for n in _tape(node):
+            if n.isleaf:
+                leaves += 1
+                continue
+            number += 1
+            entries += _check_node(n, number, rng, float(eps), float(rtol), float(atol))
+    return TapeCheck(entries, leaves, eps=eps, rtol=rtol, atol=atol, seed=seed)
+
+
+def _tape(root: Tracked) -> list:
+    """The nodes reachable from ``root``, each after its arguments (the order they were recorded in)."""
+    order = []
+    seen = {root}
+    stack = [(root, iter(_args(root)))]
+    while stack:
+        node, args = stack[-1]
+        for arg in args:
+            if arg not in seen:
+                seen.add(arg)
+                stack.append((arg, iter(_args(arg))))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
+def _args(node: Tracked) -> list:
+    return [] if node.isleaf else [a for a in node.f.args if type(a) is Tracked]
+
+
+def _check_node(node: Tracked, number: int, rng, eps: float, rtol: float, atol: float) -> list:
+    call = node.f
+    name = call.name
+
+    def whole(status: str, note: str) -> list:
+        return [TapeCheckEntry(node, number, name, None, None, None, None, status, note)]
+
+    key = _rule_key(call.func)
+    if key is _rule_key(hook):
+        return whole(SKIPPED, "hook: its pullback replaces the sensitivity on purpose; there is no derivative to check")
+    if key is _rule_key(nobacksies):
+        return whole(SKIPPED, "nobacksies: refuses back-propagation by design")
+    if not _is_real_float(node.data):
+        return whole(SKIPPED, f"its result is {_kind(node.data)}, not real floating-point: nothing to compare")
+    try:
+        operation = _Operation(node)
+    except _Undetermined as why:
+        return whole(UNDETERMINED, str(why))
+
+    entries = []
+    for position, arg in enumerate(call.args):
+        if type(arg) is not Tracked:
+            continue
+        if not _is_real_float(arg.data):
+            entries.append(
+                TapeCheckEntry(
+                    node, number, name, position, None, None, None, SKIPPED,
+                    f"argument {position + 1} is {_kind(arg.data)}: only real floating-point inputs are perturbed",
+                )
+            )
+            continue
+        entries.append(operation.check(position, number, rng, eps, rtol, atol))
+    return entries
+
+
+class _Undetermined(Exception):
+    """Finite differences cannot judge this operation (the message says why)."""
+
+
+class _Operation:
+    """One recorded operation, made re-runnable on plain float64 copies of the inputs it saw."""
+
+    def __init__(self, node: Tracked):
+        self.node = node
+        call = node.f
+        self.name = call.name
+        self.kwargs = call.kwargs
+        self.inputs = [_input(a) for a in call.args]
+        func = call.func
+        if call.back is None and isinstance(func, Op):
+            self.kind = "op"
+            self.rule = func.rule or ()
+            self.impl = func.impl
+        else:
+            rule = _CUSTOM_RULES.get(_rule_key(func))
+            self.kind = "custom" if rule is not None else "recorded"
+            self.rule = rule
+            self.impl = func
+            self.back = call.back
+        try:
+            self.value = self.forward(self.inputs)
+        except Exception as error:
+            raise _Undetermined(f"recomputing {self.name} at the inputs it saw failed: {_message(error)}") from None
+        if not _close(self.value, node.data):
+            raise _Undetermined(
+                f"recomputing {self.name} at the inputs it saw gives a different value than the one recorded "
+                "(the inputs changed after recording, or the operation is random)"
+            )
+
+    def forward(self, xs: list):
+        if self.kind == "custom":
+            return data(self.rule(*xs, **self.kwargs)[0])
+        return data(self.impl(*xs, **self.kwargs))
+
+    def pullback(self, position: int, u):
+        """What the rule sends to argument ``position`` for the cotangent ``u`` (``None`` for nothing)."""
+        if self.kind == "op":
+            rule = self.rule[position] if position < len(self.rule) else None
+            return None if rule is None else rule(u, self.value, *self.inputs, **self.kwargs)
+        if self.kind == "custom":
+            back = self.rule(*self.inputs, **self.kwargs)[1]
+        else:  # a node with a pullback but no rule to re-run it (a deferred gradient): the recorded one
+            back = self.back
+        sent = back(u)
+        count = len(self.inputs)
+        if not isinstance(sent, tuple | list):
+            sent = (sent,) if count == 1 else sent
+        if not isinstance(sent, tuple | list) or len(sent) != count:
+            got = len(sent) if isinstance(sent, tuple | list) else type(sent).__name__
+            raise ValueError(f"the pullback returned {got} sensitivities for {count} arguments")
+        return sent[position]
+
+    def check(self, position: int, number: int, rng, eps: float, rtol: float, atol: float) -> TapeCheckEntry:
+        node, name = self.node, self.name
+
+        def entry(status, reverse=None, numeric=None, error=None, note=""):
+            return TapeCheckEntry(node, number, name, position, reverse, numeric, error, status, note)
+
+        x = self.inputs[position]
+        xp = namespace(x, self.value)
+        u = _random_like(self.value, rng, xp)
+        v = _random_like(x, rng, xp)
+        try:
+            sent = self.pullback(position, u)
+        except Exception as error:
+            return entry(WRONG, note=f"the pullback raised {_message(error)}")
+        if sent is not None:
+            sent = data(sent)
+            want, have = _shape(x), _shape(sent)
+            if have != want:
+                return entry(WRONG, note=f"the pullback sent a sensitivity of shape {have} for an argument of shape {want}")
+        reverse = 0.0 if sent is None else _inner(sent, v, xp)
+
+        def at(step: float) -> float:
+            xs = list(self.inputs)
+            xs[position] = x + step * v
+            return _inner(u, self.forward(xs), xp)
+
+        try:
+            here = _inner(u, self.value, xp)
+            plus, minus = at(eps), at(-eps)
+        except Exception as error:
+            return entry(UNDETERMINED, note=f"the forward failed near the inputs it saw: {_message(error)}")
+        numeric = (plus - minus) / (2 * eps)
+        if not (math.isfinite(numeric) and math.isfinite(reverse)):
+            if math.isfinite(numeric) != math.isfinite(reverse):
+                return entry(WRONG, reverse, numeric, None, "one of the two is not finite")
+            return entry(UNDETERMINED, reverse, numeric, None, "neither number is finite at these inputs")
+        scale = abs(_inner(xp.abs(u) if hasattr(u, "shape") else abs(u), _abs(self.value, xp), xp))
+        noise = _ROUNDOFF * (scale + abs(here)) / eps
+        bound = max(abs(reverse), abs(numeric))
+        error = abs(reverse - numeric) / bound if bound else 0.0
+        if abs(reverse - numeric) <= atol + rtol * bound + noise:
+            return entry(OK, reverse, numeric, error)
+        # Disagreement: a kink (the one-sided slopes differ, and keep differing as the step shrinks) or a wrong rule.
+        gap = abs((plus - here) - (here - minus)) / eps
+        if gap > atol + rtol * bound + noise:
+            small = eps / 4
+            try:
+                gap_small = abs((at(small) - here) - (here - at(-small))) / small
+            except Exception:  # noqa: BLE001  (a forward that fails closer in says the same: not smooth here)
+                gap_small = gap
+            if gap_small > 0.5 * gap:
+                return entry(UNDETERMINED, reverse, numeric, error, _KINK.format(gap=gap))
+        where = recorded_at(node)
+        note = f"the rule of {name} for argument {position + 1} disagrees with finite differences"
+        if where is not None:
+            note += f" (recorded at {where[0]}:{where[1]})"
+        return entry(WRONG, reverse, numeric, error, note)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Plain-value helpers
+
+
+def _input(arg):
+    """An argument as the check feeds it to the operation: a float64 copy of a tracked real value."""
+    if type(arg) is not Tracked:
+        return arg
+    return _float64(arg.data) if _is_real_float(arg.data) else arg.data
+
+
+def _is_real_float(value) -> bool:
+    if isinstance(value, float):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    try:
+        return bool(namespace(value).isdtype(dtype, "real floating"))
+    except (TypeError, ValueError, AttributeError):
+        return getattr(dtype, "kind", "") == "f"
+
+
+def _kind(value) -> str:
+    dtype = getattr(value, "dtype", None)
+    return type(value).__name__ if dtype is None else f"of dtype {str(dtype).rsplit('.', 1)[-1]}"
+
+
+def _float64(value):
+    if isinstance(value, float):
+        return value
+    xp = namespace(value)
+    return xp.astype(xp.asarray(value), xp.float64)
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
+
+
+def _random_like(value, rng, xp):
+    shape = _shape(value)
+    if not shape and not hasattr(value, "shape"):
+        return float(rng.standard_normal())
+    return xp.asarray(rng.standard_normal(shape), dtype=xp.float64)
+
+
+def _inner(a, b, xp) -> float:
+    a, b = data(a), data(b)
+    if not hasattr(a, "shape") and not hasattr(b, "shape"):
+        return float(a) * float(b)
+    return float(xp.sum(xp.asarray(a, dtype=xp.float64) * xp.asarray(b, dtype=xp.float64)))
+
+
+def _abs(value, xp):
+    return xp.abs(xp.asarray(value)) if hasattr(value, "shape") else abs(value)
+
+
+def _close(a, b) -> bool:
+    """Whether the recomputed value ``a`` (float64) matches the recorded ``b`` to ``b``'s precision."""
+    if _shape(a) != _shape(b):
+        return False
+    xp = namespace(a, b)
+    dtype = getattr(b, "dtype", None)
+    precision = 2.0**-52 if dtype is None else float(xp.finfo(dtype).eps)
+    tolerance = math.sqrt(precision)
+    a64, b64 = xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64)
+    same = xp.abs(a64 - b64) <= tolerance * (1 + xp.abs(b64))
+    both_nan = xp.isnan(a64) & xp.isnan(b64)
+    return bool(xp.all(same | both_nan))
+
+
+def _message(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
