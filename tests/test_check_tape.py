@@ -63,7 +63,7 @@ def test_the_buggy_custom_rule_in_an_mlp_is_found_and_only_it():
     assert bad.error > 0.1 and abs(bad.reverse - bad.numeric) > 0.1 * abs(bad.numeric)
     # every other operation of the MLP was checked and agrees
     ops = [e.op for e in report.entries]
-    assert ops.count("matmul") == 6 and "tanh" in ops and "mean" in ops and "power" in ops
+    assert ops.count("matmul") == 5 and "tanh" in ops and "mean" in ops and "power" in ops
     assert all(e.status == "ok" for e in report.entries if e is not bad)
     assert report.leaves == 6
     # the check never touched the tape: back_ still gives the rule's (wrong) gradient, unchanged
@@ -114,9 +114,8 @@ def test_a_rule_that_sends_nothing_to_an_argument_it_depends_on_is_wrong():
     y = plus(a, b)
     report = tl.check_tape(y)
     assert report.wrong == (y.tracker,)
-    assert [(e.argument, e.status, e.reverse) for e in report.entries] == [(0, "ok", e.reverse), (1, "wrong", 0.0)][
-        : len(report.entries)
-    ] or [(e.argument, e.status) for e in report.entries] == [(0, "ok"), (1, "wrong")]
+    assert [(e.argument, e.status) for e in report.entries] == [(0, "ok"), (1, "wrong")]
+    assert report.entries[1].reverse == 0.0 and abs(report.entries[1].numeric) > 1e-3
 
 
 def test_a_pullback_of_the_wrong_shape_or_count_is_wrong():
@@ -305,7 +304,7 @@ def test_the_report_is_plain_data_with_a_deterministic_text_and_html():
     again = tl.check_tape(loss)
     assert repr(report) == repr(again) and report._repr_html_() == again._repr_html_()
     text = repr(report)
-    assert text.splitlines()[0] == "check_tape: 1 of 12 recorded operations disagrees with finite differences"
+    assert text.splitlines()[0] == "check_tape: 1 of 14 recorded operations disagrees with finite differences"
     [row] = [line for line in text.splitlines() if "WRONG" in line]
     assert re.search(r"#\d+\s+softplus\s+1\s+-?\d", row)
     assert "the rule of softplus for argument 1 disagrees" in text
@@ -353,5 +352,7 @@ def test_recorded_lines_name_the_wrong_node_under_detect_anomaly():
         loss, h2 = mlp()
     report = tl.check_tape(loss)
     [bad] = [e for e in report.entries if e.bad]
-    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if "h2 = activation(" in text)
-    assert f"test_check_tape.py:{line})" in bad.note
+    source = open(__file__).read().splitlines()
+    inner = next(i for i, text in enumerate(source, 1) if "return tl.track(softplus, x)" in text)
+    outer = next(i for i, text in enumerate(source, 1) if "h2 = activation(" in text)
+    assert f"recorded at {__file__}:{inner} in softplus, called from {__file__}:{outer} in mlp" in bad.note

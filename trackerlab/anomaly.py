@@ -21,6 +21,7 @@ from .tracked import ANOMALY, Tracked, data
 __all__ = ["AnomalyError", "detect_anomaly", "recorded_at"]
 
 _STACK_DEPTH = 8  # user frames kept per operation (the innermost is the one the error names)
+_SHOWN = 3  # of which an error shows these
 
 
 class _Thread(threading.local):
@@ -86,12 +87,11 @@ class detect_anomaly(contextlib.ContextDecorator):
         return False
 
 
-def recorded_at(x) -> tuple | None:
-    """Where the operation that made ``x`` was recorded, if it was recorded inside ``detect_anomaly``: a
-    tuple ``(filename, line, function)`` for the innermost frame of your code, else ``None``."""
+def recorded_at(x) -> tuple:
+    """Where the operation that made ``x`` was recorded, if it was recorded inside ``detect_anomaly``: the
+    frames of your code as ``(filename, line, function)`` tuples, innermost first; ``()`` when unknown."""
     node = x.tracker if hasattr(x, "tracker") else x
-    stack = _WHERE.get(node) if type(node) is Tracked else None
-    return stack[0] if stack else None
+    return _WHERE.get(node, ()) if type(node) is Tracked else ()
 
 
 class AnomalyError(FloatingPointError):
@@ -211,11 +211,12 @@ def _location(node: Tracked, what: str) -> str:
             f"\n  ({what} outside detect_anomaly, so its line is unknown: "
             "run the forward pass inside the block too)"
         )
-    filename, line, function = stack[0]
-    source = linecache.getline(filename, line).strip()
-    text = f"\n  {what} at {filename}:{line}, in {function}"
-    if source:
-        text += f"\n      {source}"
+    text = ""
+    for depth, (filename, line, function) in enumerate(stack[:_SHOWN]):
+        text += f"\n  {what if depth == 0 else 'called from'} {filename}:{line}, in {function}"
+        source = linecache.getline(filename, line).strip()
+        if source:
+            text += f"\n      {source}"
     return text
 
 

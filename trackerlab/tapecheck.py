@@ -25,6 +25,11 @@ _KINK = (
     "differences cannot judge the rule"
 )
 
+_SYMMETRIC = (
+    "argument {position} is a symmetric matrix and the rule treats it as one (it sends the symmetric "
+    "gradient): checked along a symmetric direction"
+)
+
 
 @dataclass(frozen=True, eq=False)
 class TapeCheckEntry:
@@ -376,9 +381,9 @@ class _Operation:
                 return entry(WRONG, note=f"the pullback sent a sensitivity of shape {have} for an argument of shape {want}")
         reverse = 0.0 if sent is None else _inner(sent, v, xp)
 
-        def at(step: float) -> float:
+        def at(step: float, direction=v) -> float:
             xs = list(self.inputs)
-            xs[position] = x + step * v
+            xs[position] = x + step * direction
             return _inner(u, self.forward(xs), xp)
 
         try:
@@ -407,10 +412,24 @@ class _Operation:
                 gap_small = gap
             if gap_small > 0.5 * gap:
                 return entry(UNDETERMINED, reverse, numeric, error, _KINK.format(gap=gap))
-        where = recorded_at(node)
+        if _symmetric(x, xp):
+            # A symmetric matrix read as one (cholesky reads one triangle): its rule's convention is the
+            # symmetric gradient, which only directions that keep the matrix symmetric can check.
+            w = (v + xp.matrix_transpose(v)) / 2
+            try:
+                along = (at(eps, w) - at(-eps, w)) / (2 * eps)
+            except Exception:  # noqa: BLE001  (then the first verdict stands)
+                along = math.nan
+            reverse_w = 0.0 if sent is None else _inner(sent, w, xp)
+            bound_w = max(abs(reverse_w), abs(along))
+            if abs(reverse_w - along) <= atol + rtol * bound_w + noise:
+                error_w = abs(reverse_w - along) / bound_w if bound_w else 0.0
+                return entry(OK, reverse_w, along, error_w, _SYMMETRIC.format(position=position + 1))
         note = f"the rule of {name} for argument {position + 1} disagrees with finite differences"
-        if where is not None:
-            note += f" (recorded at {where[0]}:{where[1]})"
+        stack = recorded_at(node)
+        if stack:
+            places = [f"{filename}:{line} in {function}" for filename, line, function in stack[:2]]
+            note += f" (recorded at {', called from '.join(places)})"
         return entry(WRONG, reverse, numeric, error, note)
 
 
@@ -440,6 +459,14 @@ def _is_real_float(value) -> bool:
 def _kind(value) -> str:
     dtype = getattr(value, "dtype", None)
     return type(value).__name__ if dtype is None else f"of dtype {str(dtype).rsplit('.', 1)[-1]}"
+
+
+def _symmetric(x, xp) -> bool:
+    shape = _shape(x)
+    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2:
+        return False
+    t = xp.matrix_transpose(x)
+    return bool(xp.all(xp.abs(x - t) <= 1e-12 * (1 + xp.abs(x))))
 
 
 def _float64(value):
