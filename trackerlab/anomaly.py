@@ -183,12 +183,15 @@ def _appeared(node: Tracked, position: int, g, bad: str) -> str:
         held = _non_finite(arg.data if type(arg) is Tracked else arg) if _is_numeric(arg) else ""
         if held:
             causes.append(f"argument {i + 1} of {call.name} already held {held} in the forward pass")
-    held = _non_finite(node.data)
-    if held:
-        causes.append(f"its forward result already held {held}")
+    result = _non_finite(node.data)
     if causes:
         lines.append(
             "  " + "; ".join(causes) + ": the bad value came from the forward pass (look at how it was computed)"
+        )
+    elif result:
+        lines.append(
+            f"  its inputs were finite, but its forward result already held {result}: {call.name} was evaluated "
+            "at a singular point (a log, sqrt, division or power at 0, say)"
         )
     else:
         lines.append(
