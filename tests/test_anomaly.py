@@ -53,7 +53,7 @@ def test_a_nan_from_upstream_is_attributed_where_it_appeared():
         x = tl.param([0.0, 1.0])
         s = tl.sqrt(x)  # its pullback would make inf too, from what log sends
         line = here()
-        l = tl.log(s)  # noqa: E741
+        l = tl.log(s)
         y = tl.sum(l * 0.5)
         with pytest.raises(AnomalyError) as caught:
             tl.back_(y)

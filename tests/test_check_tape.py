@@ -11,7 +11,6 @@ import test_rules_linalg
 import test_rules_nn
 import test_rules_shape
 import test_rules_utility
-from test_rules import rand
 
 import trackerlab as tl
 
@@ -349,10 +348,69 @@ def test_a_deferred_gradient_node_is_checked_with_its_recorded_pullback():
 
 def test_recorded_lines_name_the_wrong_node_under_detect_anomaly():
     with tl.detect_anomaly():
-        loss, h2 = mlp()
+        loss, _ = mlp()
     report = tl.check_tape(loss)
     [bad] = [e for e in report.entries if e.bad]
     source = open(__file__).read().splitlines()
     inner = next(i for i, text in enumerate(source, 1) if "return tl.track(softplus, x)" in text)
     outer = next(i for i, text in enumerate(source, 1) if "h2 = activation(" in text)
     assert f"recorded at {__file__}:{inner} in softplus, called from {__file__}:{outer} in mlp" in bad.note
+
+
+# ---------------------------------------------------------------- the stepper: check= passed to the drawing, verdicts in the text
+
+
+@pytest.fixture
+def drawings(monkeypatch):
+    """The stepper's drawings, replaced by a record of the options each frame was drawn with."""
+    from trackerlab.notebook import stepper
+
+    drawn = []
+    monkeypatch.setattr(stepper, "svg_markup", lambda y, **options: drawn.append(options) or "<svg></svg>")
+    return drawn
+
+
+def test_the_stepper_passes_the_report_to_the_drawing_and_says_each_verdict(drawings):
+    loss, h2 = mlp()
+    report = tl.check_tape(loss)
+    stepper = tl.BackpropStepper(loss, check=report, labels={h2: "h2"}, static_frames=0)
+    assert drawings and all(options["check"] is report for options in drawings)
+    at = [s["node"] for s in stepper.steps].index("h2")
+    assert stepper.steps[at]["check"] == "wrong" and stepper.steps[0]["check"] == "ok"
+    assert [s["check"] for s in stepper.steps if s["isleaf"]] == [None] * 6
+    stepper.index = at
+    lines = stepper.text.splitlines()
+    assert lines[0].startswith("step ") and "h2 = softplus(" in lines[0]
+    bad = report.entries_of(h2)[0]
+    assert lines[1] == (
+        "check_tape: ✗ WRONG: the rule of softplus disagrees with finite differences "
+        f"(argument 1: reverse {bad.reverse:.6g}, numeric {bad.numeric:.6g}, rel. error {bad.error:.2e})"
+    )
+    assert "check_tape: ✗ WRONG" in stepper.frame_views[at].value  # the frame drawn on arrival shows it
+    stepper.index = 0
+    assert stepper.text.splitlines()[1] == "check_tape: ✓ the rule of mean agrees with finite differences"
+
+
+def test_the_stepper_says_undetermined_and_skipped(drawings):
+    x = tl.param([0.0, 1.0])
+    y = tl.sum(tl.hook(lambda Δ: Δ, tl.relu(x)) * np.array([1.0, 2.0]))
+    stepper = tl.BackpropStepper(y, check=tl.check_tape(y))
+    texts = []
+    for i in range(len(stepper)):
+        stepper.index = i
+        texts.append(stepper.text)
+    assert any("check_tape: ? undetermined: not differentiable here" in t for t in texts)
+    assert any("check_tape: – not checked: hook:" in t for t in texts)
+
+
+def test_the_stepper_without_a_report_is_unchanged(drawings):
+    x = tl.param(2.0)
+    stepper = tl.BackpropStepper(x * 3.0)
+    assert "check" not in drawings[0] and "check" not in stepper.steps[0]
+    assert "check_tape" not in stepper.text
+
+
+def test_the_stepper_refuses_a_check_that_is_not_a_report():
+    x = tl.param(2.0)
+    with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
+        tl.BackpropStepper(x * 3.0, check=True)

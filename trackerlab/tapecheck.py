@@ -378,7 +378,8 @@ class _Operation:
             sent = data(sent)
             want, have = _shape(x), _shape(sent)
             if have != want:
-                return entry(WRONG, note=f"the pullback sent a sensitivity of shape {have} for an argument of shape {want}")
+                note = f"the pullback sent a sensitivity of shape {have} for an argument of shape {want}"
+                return entry(WRONG, note=note)
         reverse = 0.0 if sent is None else _inner(sent, v, xp)
 
         def at(step: float, direction=v) -> float:
@@ -408,7 +409,7 @@ class _Operation:
             small = eps / 4
             try:
                 gap_small = abs((at(small) - here) - (here - at(-small))) / small
-            except Exception:  # noqa: BLE001  (a forward that fails closer in says the same: not smooth here)
+            except Exception:  # a forward that fails closer in says the same: not smooth here
                 gap_small = gap
             if gap_small > 0.5 * gap:
                 return entry(UNDETERMINED, reverse, numeric, error, _KINK.format(gap=gap))
@@ -418,7 +419,7 @@ class _Operation:
             w = (v + xp.matrix_transpose(v)) / 2
             try:
                 along = (at(eps, w) - at(-eps, w)) / (2 * eps)
-            except Exception:  # noqa: BLE001  (then the first verdict stands)
+            except Exception:  # then the first verdict stands
                 along = math.nan
             reverse_w = 0.0 if sent is None else _inner(sent, w, xp)
             bound_w = max(abs(reverse_w), abs(along))
