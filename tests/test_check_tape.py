@@ -414,3 +414,17 @@ def test_the_stepper_refuses_a_check_that_is_not_a_report():
     x = tl.param(2.0)
     with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
         tl.BackpropStepper(x * 3.0, check=True)
+
+
+def test_a_long_report_lists_only_what_is_not_ok():
+    x = tl.param(np.linspace(0.1, 1.0, 4))
+    y = x
+    for _ in range(30):
+        y = tl.tanh(y) * 1.5
+    y = softplus(y)
+    report = tl.check_tape(tl.sum(y))
+    assert len(report.entries) == 62 and report.wrong == (y.tracker,)
+    text = repr(report)
+    assert text.count("\n  #") == 1 and "… and 61 more that agree (.entries lists them all)" in text
+    page = report._repr_html_()
+    assert page.count("<tr class=") == 2 and "… and 61 more that agree" in page

@@ -34,20 +34,20 @@ _WHERE: weakref.WeakKeyDictionary[Tracked, tuple] = weakref.WeakKeyDictionary()
 
 
 def _own_folders() -> tuple[str, ...]:
-    """Frames from these folders are trackerlab's (or NumPy's dispatch), not the user's."""
-    import numpy
+    """Frames from these folders are trackerlab's (or its array libraries' dispatch), not the user's.
 
-    folders = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(numpy.__file__))]
-    try:
-        import array_api_compat
+    Found when the mode is first entered, so that ``import trackerlab`` imports nothing more."""
+    import importlib.util
 
-        folders.append(os.path.dirname(os.path.abspath(array_api_compat.__file__)))
-    except ImportError:  # pragma: no cover (a dependency, but the mode works without it)
-        pass
+    folders = [os.path.dirname(os.path.abspath(__file__))]
+    for name in ("numpy", "array_api_compat"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            folders.append(os.path.dirname(os.path.abspath(spec.origin)))
     return tuple(folder + os.sep for folder in folders)
 
 
-_OWN = _own_folders()
+_OWN: tuple[str, ...] = ()
 
 
 class detect_anomaly(contextlib.ContextDecorator):
@@ -73,6 +73,9 @@ class detect_anomaly(contextlib.ContextDecorator):
     """
 
     def __enter__(self):
+        global _OWN
+        if not _OWN:
+            _OWN = _own_folders()
         with _LOCK:
             if _THREAD.depth == 0:
                 ANOMALY.active += 1
@@ -216,7 +219,7 @@ def _location(node: Tracked, what: str) -> str:
         )
     text = ""
     for depth, (filename, line, function) in enumerate(stack[:_SHOWN]):
-        text += f"\n  {what if depth == 0 else 'called from'} {filename}:{line}, in {function}"
+        text += f"\n  {what + ' at' if depth == 0 else 'called from'} {filename}:{line}, in {function}"
         source = linecache.getline(filename, line).strip()
         if source:
             text += f"\n      {source}"

@@ -3,9 +3,7 @@ differences at the inputs it saw, one entry per operation and argument, in a ``T
 
 from __future__ import annotations
 
-import html
 import math
-from dataclasses import dataclass
 
 from ._backend import namespace
 from .anomaly import recorded_at
@@ -17,6 +15,7 @@ __all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
 
 # The five verdicts an entry can have, in the order the report lists them.
 OK, WRONG, UNDETERMINED, SKIPPED = "ok", "wrong", "undetermined", "skipped"
+_LISTED = 40  # a report with more entries lists only those that are not ok
 _ROUNDOFF = 16 * 2.0**-52  # a few units of float64 roundoff, for the noise of a difference of two sums
 
 _KINK = (
@@ -31,7 +30,6 @@ _SYMMETRIC = (
 )
 
 
-@dataclass(frozen=True, eq=False)
 class TapeCheckEntry:
     """One checked argument of one recorded operation (plain data).
 
@@ -44,15 +42,18 @@ class TapeCheckEntry:
     not ``"ok"``.
     """
 
-    node: Tracked
-    number: int
-    op: str
-    argument: int | None
-    reverse: float | None
-    numeric: float | None
-    error: float | None
-    status: str
-    note: str = ""
+    __slots__ = ("argument", "error", "node", "note", "number", "numeric", "op", "reverse", "status")
+
+    def __init__(self, node, number, op, argument, reverse, numeric, error, status, note=""):
+        self.node: Tracked = node
+        self.number: int = number
+        self.op: str = op
+        self.argument: int | None = argument
+        self.reverse: float | None = reverse
+        self.numeric: float | None = numeric
+        self.error: float | None = error
+        self.status: str = status
+        self.note: str = note
 
     @property
     def ok(self) -> bool:
@@ -124,6 +125,12 @@ class TapeCheck:
 
     # ------------------------------------------------------------------------------------------------
 
+    def _shown(self) -> set:
+        """The entries the reprs list: all of a short report, only those that are not ok of a long one."""
+        if len(self.entries) <= _LISTED:
+            return set(self.entries)
+        return {e for e in self.entries if e.status != OK}
+
     def summary(self) -> str:
         """One line: how many operations were checked and how many rules are wrong."""
         n, bad, unsure = self.operations, len(self.wrong), len(self.undetermined)
@@ -142,15 +149,21 @@ class TapeCheck:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines = [self.summary(), _settings(self)]
         lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        shown = self._shown()
         for e, r in zip(self.entries, rows):
-            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-            if e.note:
-                lines.append(f"      {e.note}")
+            if e in shown:
+                lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+                if e.note:
+                    lines.append(f"      {e.note}")
+        if len(shown) < len(self.entries):
+            lines.append(f"  … and {len(self.entries) - len(shown)} more that agree (.entries lists them all)")
         if self.leaves:
             lines.append(f"  and {self.leaves} parameter{'s' if self.leaves != 1 else ''} (leaves: nothing to check)")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
+        import html
+
         wrong = "var(--jp-error-color1, #e0383e)"
         muted = "var(--jp-ui-font-color2, #8a8a8a)"
         cells = "padding: 2px 8px; text-align: left; border-bottom: 1px solid rgba(128, 128, 128, 0.35);"
@@ -164,7 +177,10 @@ class TapeCheck:
         for h in ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict"):
             out.append(f'<th style="{cells}">{html.escape(h)}</th>')
         out.append("</tr></thead><tbody>")
+        shown = self._shown()
         for e in self.entries:
+            if e not in shown:
+                continue
             style = f"color: {wrong}; font-weight: bold;" if e.bad else (f"color: {muted};" if e.status != OK else "")
             out.append(f'<tr class="tl-check-{e.status}" style="{style}">')
             for cell in _row(e):
@@ -176,6 +192,9 @@ class TapeCheck:
                     f'<td colspan="6" style="{cells} font-weight: normal;">{html.escape(e.note)}</td></tr>'
                 )
         out.append("</tbody></table>")
+        if len(shown) < len(self.entries):
+            more = len(self.entries) - len(shown)
+            out.append(f'<div style="color: {muted};">… and {more} more that agree (.entries lists them all)</div>')
         if self.leaves:
             s = "s" if self.leaves != 1 else ""
             out.append(f'<div style="color: {muted};">and {self.leaves} parameter{s} (leaves: nothing to check)</div>')
@@ -185,8 +204,8 @@ class TapeCheck:
 
 def _settings(report: TapeCheck) -> str:
     return (
-        f"  (central differences with step {report.eps:g} along a random direction and cotangent, seed "
-        f"{report.seed}; wrong when |reverse − numeric| > {report.atol:g} + {report.rtol:g}·max(|reverse|, |numeric|))"
+        f"  central differences, step {report.eps:g}, random direction and cotangent (seed {report.seed}); "
+        f"wrong when |reverse − numeric| > {report.atol:g} + {report.rtol:g}·max(|reverse|, |numeric|)"
     )
 
 
