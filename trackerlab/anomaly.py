@@ -33,21 +33,25 @@ _LOCK = threading.Lock()
 _WHERE: weakref.WeakKeyDictionary[Tracked, tuple] = weakref.WeakKeyDictionary()
 
 
-def _own_folders() -> tuple[str, ...]:
-    """Frames from these folders are trackerlab's (or its array libraries' dispatch), not the user's.
+def _folders() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Where trackerlab's frames (and its array libraries' dispatch) live, and where other libraries'.
 
     Found when the mode is first entered, so that ``import trackerlab`` imports nothing more."""
     import importlib.util
+    import sysconfig
 
-    folders = [os.path.dirname(os.path.abspath(__file__))]
+    own = [os.path.dirname(os.path.abspath(__file__))]
     for name in ("numpy", "array_api_compat"):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin:
-            folders.append(os.path.dirname(os.path.abspath(spec.origin)))
-    return tuple(folder + os.sep for folder in folders)
+            own.append(os.path.dirname(os.path.abspath(spec.origin)))
+    paths = sysconfig.get_paths()
+    libraries = {os.path.abspath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    return tuple(f + os.sep for f in own), tuple(f + os.sep for f in sorted(libraries))
 
 
-_OWN: tuple[str, ...] = ()
+_OWN: tuple[str, ...] = ()  # frames skipped
+_LIBRARIES: tuple[str, ...] = ()  # frames that end the stack of the user's code (a test runner, IPython, ...)
 
 
 class detect_anomaly(contextlib.ContextDecorator):
@@ -73,9 +77,9 @@ class detect_anomaly(contextlib.ContextDecorator):
     """
 
     def __enter__(self):
-        global _OWN
+        global _OWN, _LIBRARIES
         if not _OWN:
-            _OWN = _own_folders()
+            _OWN, _LIBRARIES = _folders()
         with _LOCK:
             if _THREAD.depth == 0:
                 ANOMALY.active += 1
@@ -127,8 +131,11 @@ def _record(node: Tracked) -> None:
     stack = []
     while frame is not None and len(stack) < _STACK_DEPTH:
         code = frame.f_code
-        if not code.co_filename.startswith(own):
-            stack.append((code.co_filename, frame.f_lineno, code.co_name))
+        filename = code.co_filename
+        if not filename.startswith(own):
+            if stack and filename.startswith(_LIBRARIES):
+                break  # the user's code was called from a library: what is beyond is not theirs
+            stack.append((filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
     if stack:
         _WHERE[node] = tuple(stack)

@@ -33,9 +33,12 @@ RECORDING = _Recording()
 class _Anomaly:
     """How many threads are inside ``detect_anomaly`` (``anomaly.py``); while none, recording costs one check."""
 
-    active = 0
-    record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
-    checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
+    __slots__ = ("active", "checker", "record")  # slots: the check of ``active`` is the cheapest attribute load
+
+    def __init__(self):
+        self.active = 0
+        self.record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
+        self.checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
 
 
 ANOMALY = _Anomaly()
