@@ -233,6 +233,7 @@ def test_track_anomaly_names_the_cell_line(ip):
     assert isinstance(error, AnomalyError) and error.op == "sqrt"
     assert error.where[1] == 3  # the magic's line is line 1 of the cell
     assert "s = tl.sqrt(a)" in str(error)
+    assert len(error.stack) == 1  # the cell; IPython's own frames beyond it are not the user's code
     assert ANOMALY.active == 0
 
 
