@@ -241,3 +241,18 @@ def test_track_without_anomaly_does_not_raise(ip):
     with capture_output():
         result = ip.run_cell("%%track -p a --back y --no-graph\ns = tl.sqrt(a)\ny = tl.sum(s)")
     assert result.success and np.isinf(tl.grad(ip.user_ns["a"])[1])
+
+
+def test_a_node_built_by_hand_is_located_too():
+    def double(v):
+        return 2 * v
+
+    double.rule = (lambda g, ans, v: g * np.nan,)  # a rule that makes a NaN from anything
+    with tl.detect_anomaly():
+        x = tl.param([1.0])
+        line = here()
+        node = tl.Tracked(tl.Call(double, x), 2 * tl.data(x))
+        y = tl.sum(node.value())
+        with pytest.raises(AnomalyError) as caught:
+            tl.back_(y)
+    assert caught.value.op == "double" and caught.value.where[1] == line

@@ -212,6 +212,17 @@ def test_correct_rules_near_a_pole_are_not_called_wrong(scale):
         assert report.ok and not report.undetermined, repr(report)
 
 
+@pytest.mark.parametrize(
+    ("f", "x0"),
+    [(tl.tan, np.pi / 2 - 1e-4), (tl.arctanh, 1 - 1e-4), (lambda t: 1 / (t - 3.0), 3 + 1e-4)],
+    ids=["tan", "arctanh", "shifted-pole"],
+)
+def test_correct_rules_near_a_pole_away_from_0_agree_at_a_smaller_step(f, x0):
+    x = tl.param(np.array([x0, x0 - 5e-5]))
+    report = tl.check_tape(_loss(f(x)))
+    assert report.ok and not report.undetermined, repr(report)
+
+
 def test_float32_tapes_are_checked_in_float64():
     x = tl.param(np.array([0.3, -1.2, 2.0], dtype=np.float32))
     y = tl.sum(tl.exp(x) * tl.tanh(x))

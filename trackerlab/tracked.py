@@ -133,6 +133,8 @@ class Tracked:
         self.grad = grad
         self.ref = 0
         self.data = data
+        if ANOMALY.active and f.func is not None:
+            ANOMALY.record(self)
 
     @property
     def op(self) -> str:
