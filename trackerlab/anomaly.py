@@ -185,8 +185,7 @@ def _appeared(node: Tracked, position: int, g, bad: str) -> str:
     call = node.f
     lines = [
         f"detect_anomaly: the pullback of {call.name} sent {bad} to argument {position + 1}, "
-        f"from a finite incoming sensitivity"
-        + _location(node, "the operation was recorded")
+        f"from a finite incoming sensitivity" + _location(node, "the operation was recorded")
     ]
     causes = []
     for i, arg in enumerate(call.args):
@@ -220,10 +219,7 @@ def _location(node: Tracked, what: str) -> str:
     if not stack:
         if node.isleaf:
             return ""
-        return (
-            f"\n  ({what} outside detect_anomaly, so its line is unknown: "
-            "run the forward pass inside the block too)"
-        )
+        return f"\n  ({what} outside detect_anomaly, so its line is unknown: run the forward pass inside the block too)"
     text = ""
     for depth, (filename, line, function) in enumerate(stack[:_SHOWN]):
         text += f"\n  {what + ' at' if depth == 0 else 'called from'} {filename}:{line}, in {function}"
