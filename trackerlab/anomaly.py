@@ -73,7 +73,7 @@ class detect_anomaly(contextlib.ContextDecorator):
     ...     tl.back_(y)
     Traceback (most recent call last):
     ...
-    trackerlab.anomaly.AnomalyError: detect_anomaly: the pullback of sqrt sent inf to argument 1 ...
+    trackerlab.anomaly.AnomalyError: detect_anomaly: the pullback of sqrt sent Inf (1 of 2 elements) to argument 1, ...
     """
 
     def __enter__(self):
@@ -104,9 +104,10 @@ def recorded_at(x) -> tuple:
 class AnomalyError(FloatingPointError):
     """A NaN or Inf appeared in the backward pass under ``detect_anomaly``.
 
-    ``node`` is the ``Tracked`` node whose pullback sent it (``None`` for the seed Δ), ``op`` its
-    operation's name, ``argument`` the position of the argument it was sent to (from 0; ``None`` when
-    no pullback made it), ``where`` the ``(filename, line, function)`` of your code that recorded the
+    ``node`` is the ``Tracked`` node whose pullback sent it (for a bad seed Δ, the node of ``y``; for
+    contributions that overflowed when added up, the node that received them), ``op`` its operation's
+    name, ``argument`` the position of the argument it was sent to (from 0; ``None`` when no pullback
+    made it), ``where`` the ``(filename, line, function)`` of your code that recorded the
     operation (``None`` when unknown) and ``stack`` the frames of your code around it, innermost first.
     """
 
