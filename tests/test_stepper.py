@@ -329,15 +329,27 @@ def test_names_count_in_forward_order_and_constants_do_not_read_like_arguments()
     assert stepper.text.startswith("step 1 of 11: mean#1 = mean(power#1)")
 
 
-def test_a_check_report_marks_wrong_nodes_in_every_frame():
-    import types
+def wrong_sin(x):
+    """sin with a custom rule 1% too large: what ``tl.check_tape`` exists to find."""
+    return tl.track(wrong_sin, x) if tl.istracked(x) else np.sin(x)
 
+
+@tl.grad_rule(wrong_sin)
+def _(x):
+    return np.sin(tl.data(x)), lambda Δ: (Δ * 1.01 * np.cos(tl.data(x)),)
+
+
+def test_a_check_report_marks_wrong_nodes_in_every_frame():
     x = tl.param(0.5)
-    s = tl.sin(x)
+    s = wrong_sin(x)
     y = s * x
-    stepper = tl.BackpropStepper(y, check=types.SimpleNamespace(wrong=(s.tracker,)))
+    report = tl.check_tape(y)
+    assert report.wrong == (s.tracker,)
+    stepper = tl.BackpropStepper(y, check=report)
     for view in stepper.frame_views:
-        assert view.value.count("stroke: var(--tl-wrong,") == 2  # the sin box and its legend entry
-        assert "rule disagrees with finite differences" in view.value
-    with pytest.raises(TypeError, match=r"BackpropStepper: check must be a report of tl\.check_tape"):
+        drawing = view.value[view.value.index("<svg") : view.value.index("</svg>")]
+        assert drawing.count("stroke: var(--tl-wrong,") == 2  # the wrong_sin box and its legend entry
+        assert "rule disagrees with finite differences" in drawing
+    assert "stroke: var(--tl-wrong," not in tl.BackpropStepper(y).frame_views[0].value
+    with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
         tl.BackpropStepper(y, check="no")
