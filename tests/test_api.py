@@ -244,39 +244,6 @@ def test_adam_first_step_is_eta_times_sign():
     np.testing.assert_allclose(x.data, [0.99, -2.01], rtol=1e-6)
 
 
-# ---------------------------------------------------------------- check_grads
-
-
-def test_check_grads_accepts_correct_rules_and_catches_a_wrong_one():
-    tl.check_grads(lambda x: tl.sum(tl.tanh(x) * tl.exp(x)), [0.1, -0.4, 0.3])
-
-    @tl.primitive
-    def bad_square(x):
-        return x * x
-
-    @tl.grad_rule(bad_square)
-    def _(x):
-        return tl.data(x) ** 2, lambda Δ: (3 * Δ * x,)  # wrong: should be 2 Δ x
-
-    with pytest.raises(AssertionError, match="check_grads: order 1"):
-        tl.check_grads(bad_square, [0.5, 1.5])
-
-
-def test_check_grads_catches_a_wrong_second_derivative():
-    @tl.primitive
-    def square(x):
-        return x * x
-
-    @tl.grad_rule(square)
-    def _(x):
-        # right first derivative, but built on the plain data: nested AD sees a constant
-        return tl.data(x) ** 2, lambda Δ: (2 * Δ * tl.data(x),)
-
-    tl.check_grads(square, [0.5, 1.5], order=1)
-    with pytest.raises(AssertionError, match="check_grads: order 2"):
-        tl.check_grads(square, [0.5, 1.5], order=2)
-
-
 # ---------------------------------------------------------------- bad input
 
 
