@@ -46,13 +46,48 @@ def test_tracker_fields():
     assert tl.tracker(y) is node
 
 
-def test_operators_with_numpy_arrays_on_either_side():
-    x = tl.param([1.0, 2.0])
-    a = np.array([3.0, 4.0])
-    for y in (a * x, x * a, a + x, x - a, a - x, a / x, x @ a, a @ x):
-        assert tl.istracked(y)
-    tl.back_(tl.sum(a * x + x / a))
-    np.testing.assert_allclose(x.grad, a + 1 / a)
+# Operators with a plain operand on either side: non-commutative operations on 2-D operands of different
+# shapes, so that an operator that swapped its operands gives another value (or another shape).
+X23 = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 0.75]])
+A23 = np.array([[2.0, 3.0, 1.0], [0.5, 4.0, 1.5]])
+A42 = np.array([[1.0, 2.0], [-1.0, 0.5], [3.0, 1.0], [0.0, 2.0]])
+A34 = np.array([[1.0, -2.0, 0.5, 3.0], [2.0, 1.0, -1.0, 0.0], [0.5, 1.5, 2.0, -0.5]])
+OPERATORS = {
+    "array - x": lambda x: A23 - x,
+    "x - array": lambda x: x - A23,
+    "array / x": lambda x: A23 / x,
+    "x / array": lambda x: x / A23,
+    "array ** x": lambda x: A23**x,
+    "x ** array": lambda x: x**A23,
+    "array @ x": lambda x: A42 @ x,
+    "x @ array": lambda x: x @ A34,
+    "list @ x": lambda x: A42.tolist() @ x,
+    "x @ list": lambda x: x @ A34.tolist(),
+    "array * x": lambda x: A23 * x,
+    "array + x": lambda x: A23 + x,
+    "number - x": lambda x: 2.0 - x,
+    "number / x": lambda x: 2.0 / x,
+    "number ** x": lambda x: 2.0**x,
+    "x ** number": lambda x: x**3.0,
+    "x[0] - row": lambda x: x[0] - A23[1],  # broadcasting against a 1-D operand
+    "column / x": lambda x: A23[:, :1] / x,
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPERATORS))
+def test_operators_with_plain_values_on_either_side(case):
+    expression = OPERATORS[case]
+    y = expression(tl.param(X23))
+    assert tl.istracked(y)
+    np.testing.assert_allclose(tl.data(y), expression(X23))  # NumPy's value, on plain arrays
+    tl.check_grads(expression, X23)
+
+
+def test_operators_on_a_tracked_number():
+    x = tl.param(1.5)
+    for expression in (lambda x: 2.0 - x, lambda x: 2.0 / x, lambda x: 2.0**x, lambda x: x - 2.0, lambda x: x**2.0):
+        assert float(expression(x)) == pytest.approx(expression(1.5))
+        tl.check_grads(expression, 1.5)
 
 
 def test_methods_and_indexing():
