@@ -341,9 +341,16 @@ class Experiment:
         started = time.perf_counter()
         items = session.items
         # the tests that pass unbroken (a test failing already cannot catch anything)
-        passing = [item for item in items if not self.run_items([item])[0]]
-        failing = len(items) - len(passing)
-        print(f"{len(passing)} test items pass unbroken ({failing} fail and are left out)", flush=True)
+        passing, failing = [], []
+        for item in items:
+            failed, detail = self.run_items([item])
+            (failing if failed else passing).append(detail or item.nodeid)
+            if not failed:
+                passing[-1] = item
+        print(f"{len(passing)} test items pass unbroken ({len(failing)} fail and are left out)", flush=True)
+        if self.options.verbose:
+            for detail in failing:
+                print(f"  fails unbroken: {detail}", flush=True)
         chosen = self.options.classes or [*CLASS_KEYS, "others"]
         classes = [CLASS_KEYS[c] for c in chosen if c != "others"]
         pullbacks = _pullbacks(set(self.options.only) if self.options.only else None) if classes else []
