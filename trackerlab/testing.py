@@ -8,7 +8,7 @@ from collections.abc import Callable
 from ._backend import namespace
 from .api import forward
 from .rules.reductions import sum as _sum
-from .tracked import RECORDING, data, istracked, param, tracker
+from .tracked import RECORDING, data, istracked, tracker
 from .walk import backprop_steps
 
 __all__ = ["check_grads"]
@@ -131,26 +131,31 @@ class _Level:
     def gradients(self, xs) -> list:
         """The gradient of ``scalar`` at ``xs`` by one walk of ``backprop_steps``, every sensitivity checked.
 
-        Plain ``xs`` become leaves and the walk is plain; tracked ``xs`` are walked to with a nested walk.
-        An argument the output does not reach gets ``None``.
+        ``forward`` records the call (plain ``xs`` become leaves, tracked ones are reached through a
+        recorded identity); the walk is plain for plain ``xs``, nested for tracked ones. An argument the
+        output does not reach gets ``None``.
         """
+        nodes = []
+
+        def record(*inputs):
+            nodes.extend(tracker(x) for x in inputs)
+            return self.scalar(*inputs)
+
         nest = any(istracked(x) for x in xs)
-        before = RECORDING.on
-        RECORDING.on = True
-        try:
-            inputs = list(xs) if nest else [param(x) for x in xs]
-            y = self.scalar(*inputs)
-            nodes = [tracker(x) for x in inputs]
-            found = {}
-            if istracked(y):
-                wanted = set(nodes)
-                for step in backprop_steps(y, nest=nest, stop=[n for n in nodes if n is not None]):
+        y, _ = forward(record, *xs)
+        found = {}
+        if istracked(y):
+            wanted = set(nodes)
+            before = RECORDING.on
+            RECORDING.on = True  # a nested walk records the pullbacks
+            try:
+                for step in backprop_steps(y, nest=nest, stop=nodes):
                     if step.node in wanted:
                         found[step.node] = step.delta
                     else:
                         self.check_step(step, nest)
-        finally:
-            RECORDING.on = before
+            finally:
+                RECORDING.on = before
         return [found.get(n) for n in nodes]
 
     def check_step(self, step, nest: bool) -> None:
