@@ -143,21 +143,29 @@ def test_a_custom_linear_rule_with_a_plain_result():
 def test_a_sensitivity_with_an_extra_axis(broken_rule):
     # the numbers are right and broadcast back silently: only the shape is wrong
     broken_rule("sin", lambda pullback: lambda g, ans, x: tl.reshape(pullback(g, ans, x), (1, *np.shape(ans))))
-    with pytest.raises((AssertionError, ValueError), match=r"sin.*\(1, 2, 3\).*\(2, 3\)"):
+    with pytest.raises(
+        (AssertionError, ValueError),
+        match=r"sin: the pullback's sensitivity for argument 1 has shape \(1, 2, 3\), but the argument has shape \(2, 3\)",
+    ):
         tl.check_grads(lambda x: tl.sin(x) * 2.0, M)
 
 
 def test_a_sensitivity_narrower_than_its_argument(broken_rule):
     # a (2, 1) sensitivity for a (2, 3) argument, which back_ would broadcast into .grad
     broken_rule("multiply", lambda pullback: lambda g, ans, x, y: tl.sum(pullback(g, ans, x, y), axis=1, keepdims=True))
-    with pytest.raises((AssertionError, ValueError), match=r"multiply.*\(2, 1\).*\(2, 3\)"):
+    with pytest.raises(
+        (AssertionError, ValueError),
+        match=r"multiply: the pullback's sensitivity for argument 1 has shape \(2, 1\), but the argument has shape \(2, 3\)",
+    ):
         tl.check_grads(lambda x: tl.sin(x * 2.0), M)
 
 
 def test_a_complex_sensitivity_for_a_real_argument(broken_rule):
     broken_rule("sin", lambda pullback: lambda g, ans, x: pullback(g, ans, x) + 0j)
+    # check_grads says so, and so does the walk itself where it checks what each pullback sends
     with pytest.raises(
-        (AssertionError, ValueError), match="sin's pullback sent a complex sensitivity to its argument 1, which is real"
+        (AssertionError, TypeError),
+        match=r"sin: the pullback's sensitivity for argument 1 is complex.*but the argument is real",
     ):
         tl.check_grads(tl.sin, X)
 

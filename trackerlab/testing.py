@@ -167,14 +167,14 @@ class _Level:
             have, want = _shape(s), _shape(node.data)
             if have != want:
                 raise _Problem(
-                    f"{self.prefix}{walk}{step.op}'s pullback sent a sensitivity of shape {have} to its "
-                    f"argument {i + 1}, which has shape {want}"
+                    f"{self.prefix}{walk}{step.op}: the pullback's sensitivity for argument {i + 1} has shape "
+                    f"{have}, but the argument has shape {want}"
                 )
             have, want = _kind(s), _kind(node.data)
             if have != want and want in ("real", "complex"):
                 raise _Problem(
-                    f"{self.prefix}{walk}{step.op}'s pullback sent a {have} sensitivity to its argument {i + 1}, "
-                    f"which is {want}"
+                    f"{self.prefix}{walk}{step.op}: the pullback's sensitivity for argument {i + 1} is {have}, "
+                    f"but the argument is {want}"
                 )
 
     def linear(self) -> _Level:
