@@ -62,7 +62,8 @@ def _take(x, indices, axis=None, out=None, mode="raise"):
 
 
 def _indices(xp, indices):
-    return indices if hasattr(indices, "shape") or isinstance(indices, int) else xp.asarray(indices)
+    """Indices as an array of ``xp`` (host indices are copied to the device of the values they index)."""
+    return indices if isinstance(indices, int) else xp.asarray(indices)
 
 
 def _take_along_axis(x, indices, axis=-1):
