@@ -23,10 +23,11 @@ import contextlib
 import functools
 import sys
 import threading
+import weakref
 
 import numpy as np
 
-__all__ = ["DeviceSynchronized", "allow_synchronize", "asarray", "asnumpy", "ndarray"]
+__all__ = ["DeviceSynchronized", "allow_synchronize", "asarray", "asnumpy", "get_default_memory_pool", "ndarray"]
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _state = threading.local()
@@ -50,6 +51,20 @@ def allow_synchronize(allow: bool):
 def _synchronize(what: str) -> None:
     if not getattr(_state, "allow", True):
         raise DeviceSynchronized(f"Device synchronization was detected while disallowed ({what})")
+
+
+_MEMORY = weakref.WeakValueDictionary()  # the buffers of live arrays: what a memory pool would hold
+
+
+class MemoryPool:
+    """``get_default_memory_pool()``: the bytes held by live device arrays (CuPy's pool counters)."""
+
+    def used_bytes(self) -> int:
+        return builtins.sum(buffer.nbytes for buffer in list(_MEMORY.values()))
+
+
+def get_default_memory_pool() -> MemoryPool:
+    return MemoryPool()
 
 
 class Device:
@@ -163,6 +178,10 @@ class ndarray:
 
     def __init__(self, a):
         self._a = a
+        base = a
+        while isinstance(base.base, np.ndarray):  # a view holds its base's memory
+            base = base.base
+        _MEMORY[id(base)] = base
 
     # ---------------------------------------------------------------- what an array says about itself
 

@@ -8,6 +8,8 @@ elementwise, reduction, shape and ``matmul`` rules run on the devices in their o
 the other families' case tables are run here, so a case added there runs on the devices too.
 """
 
+import gc
+
 import numpy as np
 import pytest
 import test_rules_indexing
@@ -67,6 +69,43 @@ def test_an_mlp_step_stays_on_the_device_with_no_host_round_trip(backend, dtype)
     for p, e in zip(params, expected):
         assert isinstance(p.grad, xp.ndarray) and p.grad.dtype == getattr(xp, dtype)
         np.testing.assert_allclose(host(p.grad), tl.data(e), rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", DEVICES)
+def test_a_finished_step_leaves_no_device_memory_held_by_the_tape(backend):
+    xp = namespace_of(backend)
+    pool = xp.get_default_memory_pool()  # CuPy's memory pool counters; the stand-in counts live buffers
+    rng = np.random.default_rng(1)
+    sizes = [(64, 256), (256,), (256, 10), (10,)]
+    params = [tl.param(xp.asarray(rng.standard_normal(s) * 0.1)) for s in sizes]
+    x, labels = xp.asarray(rng.standard_normal((512, 64))), xp.asarray(rng.integers(0, 10, 512))
+
+    def step():
+        tl.zero_grad_(params)
+        tl.back_(mlp(*params, x, labels))
+
+    step()  # the gradients exist from here on, and libraries have made their workspaces
+    synchronize(backend)
+    gc.collect()
+    before = pool.used_bytes()
+    loss = mlp(*params, x, labels)
+    assert pool.used_bytes() >= before + 512 * 256 * 8  # the tape holds the hidden layer while it is alive
+    tl.back_(loss)
+    del loss
+    synchronize(backend)
+    gc.collect()
+    assert pool.used_bytes() <= before, "the finished step's tape still holds device memory"
+    step()
+    synchronize(backend)
+    gc.collect()
+    assert pool.used_bytes() <= before
+
+
+def synchronize(backend):
+    if backend == "cupy":
+        import cupy
+
+        cupy.cuda.Device().synchronize()
 
 
 @pytest.mark.parametrize("backend", DEVICES)
