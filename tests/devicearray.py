@@ -177,6 +177,8 @@ class ndarray:
     __array_priority__ = 100.0  # CuPy's
 
     def __init__(self, a):
+        if not isinstance(a, np.ndarray):  # NumPy gives scalars from operations on 0-d arrays
+            a = np.asarray(a)
         self._a = a
         base = a
         while isinstance(base.base, np.ndarray):  # a view holds its base's memory

@@ -109,6 +109,18 @@ def synchronize(backend):
 
 
 @pytest.mark.parametrize("backend", DEVICES)
+def test_gradients_through_boolean_masks_make_no_host_round_trip(backend):
+    xp = namespace_of(backend)
+    A = np.random.default_rng(2).uniform(-1, 1, (3, 4))
+    x = tl.param(xp.asarray(A))
+    rows = A[:, 0] > 0  # a host mask over the rows, and a device mask over every element
+    y = tl.sum(x[rows] ** 2) + tl.sum(tl.sin(x[tl.data(x) > 0.2]))
+    with no_synchronize(backend):
+        tl.back_(y)
+    np.testing.assert_allclose(host(x.grad), 2 * A * rows[:, None] + np.cos(A) * (A > 0.2))
+
+
+@pytest.mark.parametrize("backend", DEVICES)
 def test_a_sensitivity_given_to_back_stays_on_the_device(backend):
     xp = namespace_of(backend)
     x = tl.param(xp.asarray([1.0, 2.0, 3.0]))
