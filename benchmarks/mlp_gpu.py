@@ -31,7 +31,7 @@ def library(name: str):
             cupy = importlib.import_module("cupy")
         except ImportError:
             raise Skipped(
-                "cupy is not installed: pip install 'trackerlab[gpu]' (CUDA 12) or 'trackerlab[gpu-cuda13]' (CUDA 13)"
+                "cupy is not installed: pip install -e '.[gpu]' (CUDA 12) or '.[gpu-cuda13]' (CUDA 13) in a clone"
             ) from None
         try:
             available = cupy.cuda.is_available()

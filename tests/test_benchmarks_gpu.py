@@ -48,7 +48,7 @@ def test_without_a_gpu_the_gpu_rows_say_why_they_are_skipped(capsys):
     assert suite.main(["--smoke", "--only", "gpu"]) == 0
     out = capsys.readouterr().out
     assert "| MLP cupy float32 (tiny, for batch 128) | floor | skipped |" in out
-    reason = "cupy is not installed: pip install 'trackerlab[gpu]'" if CUPY_SKIP.startswith("cupy is not") else "no GPU"
+    reason = "cupy is not installed: pip install -e '.[gpu]'" if CUPY_SKIP.startswith("cupy is not") else "no GPU"
     assert f"MLP cupy float64: trackerlab skipped: {reason}" in out
 
 
