@@ -284,6 +284,8 @@ def seed(y, Δ, who: str, nest: bool = False):
         delta_shape = Δ.shape
     else:
         Δ = data(Δ)
+        if type(Δ) in (float, int) and _on_a_device(value):  # filled on the device: no copy at all
+            return namespace(value).full(shape, Δ, dtype=value.dtype)
         if isinstance(Δ, list | tuple) or (type(Δ) is not type(value) and _on_a_device(value)):
             # a host Δ (a number, a list, a NumPy array) for a y of another library: one explicit copy
             # to y's library and device, so that every pullback sees values of y's library
