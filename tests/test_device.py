@@ -178,6 +178,8 @@ def test_jacobian_and_hessian_on_a_device(backend):
     np.testing.assert_allclose(host(J), [[2.0, 0.0], [0.0, 4.0]])
     np.testing.assert_allclose(host(H), [[6.0, 0.0], [0.0, 12.0]])
     np.testing.assert_allclose(host(tl.jacobian(lambda t: tl.sum(t * t), x)), [2.0, 4.0])
+    scalar = tl.jacobian(lambda t: t * t, xp.asarray(1.5))  # a 0-d result stays on the device too
+    assert isinstance(scalar, xp.ndarray) and float(scalar) == 3.0
 
 
 OPTIMISERS = {

@@ -314,7 +314,7 @@ def jacobian(f: Callable, x):
         rows.append(xp.reshape(xp.asarray(data(back(seed)[0])), (-1,)))
     J = xp.stack(rows) if rows else xp.zeros((0, _size(in_shape)))
     J = xp.reshape(J, out_shape + in_shape)
-    return J if J.ndim else float(J)
+    return J if J.ndim or type(J).__module__.split(".")[0] != "numpy" else float(J)  # device values stay there
 
 
 def hessian(f: Callable, x):
