@@ -218,7 +218,9 @@ def test_update_and_zero_grad_on_a_device(backend):
         tl.update_(x, xp.asarray([0.5, 0.5]))
         tl.update_(x, 1.0)
         tl.zero_grad_(x)
-    np.testing.assert_allclose(host(tl.data(x)), [2.5, 3.5])
+    tl.update_(x, np.array([1.0, -1.0]))  # a host step is copied to the device
+    np.testing.assert_allclose(host(tl.data(x)), [3.5, 2.5])
+    assert isinstance(tl.data(x), xp.ndarray)
     assert isinstance(x.grad, xp.ndarray)
 
 
