@@ -1,16 +1,15 @@
 """Backends: the engine asks array-api-compat for the namespace; the same gradients on NumPy,
-array-api-strict and CuPy (skipped without a GPU); values stay on their device; mixing is an error."""
+array-api-strict, the strict device stand-in (tests/devicearray.py) and CuPy (skipped without a GPU);
+values stay on their device; the host gets explicit copies only; mixing is an error."""
 
 import numpy as np
 import pytest
-from test_rules import CUPY_SKIP, DEVICES, host, namespace_of, no_synchronize
+from test_rules import DEVICES, host, namespace_of, no_synchronize
 
 import trackerlab as tl
 from trackerlab import _backend
 
 xs = pytest.importorskip("array_api_strict")
-
-needs_gpu = pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))
 
 
 def net(W, b, x):
@@ -147,3 +146,19 @@ def test_the_stand_in_refuses_what_cupy_refuses():
             with pytest.raises(xp.DeviceSynchronized):
                 sync()
     assert float(y) == 5.0 and str(x.device) == "standin:0"
+
+
+def test_to_host_copies_explicitly_from_every_library():
+    import devicearray
+
+    a = np.array([1.0, 2.0])
+    assert _backend.to_host(a) is a or np.shares_memory(_backend.to_host(a), a)  # NumPy stays as it is
+    np.testing.assert_array_equal(_backend.to_host([1, 2]), [1, 2])
+    for value in (xs.asarray([1.0, 2.0]), devicearray.asarray([1.0, 2.0])):
+        out = _backend.to_host(value)
+        assert type(out) is np.ndarray
+        np.testing.assert_array_equal(out, [1.0, 2.0])
+    assert _backend.to_host(devicearray.asarray(3.0)).shape == ()
+    assert _backend.device_of(devicearray.ones(2)) == "standin:0" and _backend.library_name(devicearray.ones(2)) == (
+        "devicearray"
+    )
