@@ -5,9 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ._backend import isfinite_scalar, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _new, _TrackedValue, _wrap, _zeros_like, data, param, tracker
-from .walk import backprop_steps
+from ._backend import NDARRAY, isfinite_scalar, namespace
+from .tracked import (
+    _LEAF,
+    RECORDING,
+    Tracked,
+    _changed,
+    _copy_plain,
+    _lock,
+    _new,
+    _TrackedValue,
+    _wrap,
+    _zeros_like,
+    data,
+    param,
+    tracker,
+)
+from .walk import _dtype_name, _kind, backprop_steps
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -25,22 +39,36 @@ def back_(y, Δ=None) -> None:
     array([[ 5.,  6.],
            [-5., -6.]])
     """
-    for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True):
-        node = step.node
-        if node.isleaf:
-            node.grad = _accumulate(node.grad, step.delta)
+    # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
+    # gradient as it was, and a retry after the fix counts nothing twice.
+    found = [
+        (step.node, step.delta)
+        for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True)
+        if step.node.isleaf
+    ]
+    for node, _ in found:
+        total = node.grad
+        if total is not None and _shape(total) != _shape(node.data):
+            raise ValueError(
+                f"back_: a parameter's .grad has shape {_shape(total)}, but the parameter has shape "
+                f"{_shape(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
+            )
+    for node, delta in found:
+        node.grad = _accumulate(node.grad, delta)
 
 
 def _accumulate(total, delta):
-    if total is None:
-        return delta
-    if hasattr(total, "shape") and getattr(delta, "shape", None) != total.shape and total.ndim:
-        delta = namespace(total).broadcast_to(delta, total.shape)
+    if total is None:  # a new array: never the caller's Δ, never shared with another leaf
+        return _copy_plain(delta)
     try:
         total += delta  # in place where the array allows it, as Flux's accum!
     except (TypeError, ValueError):
         total = total + delta
     return total
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
 
 
 def _input(x):
@@ -354,19 +382,59 @@ def update_(x, Δ, grads=None):
     node = tracker(x)
     if node is None:
         raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
-    step = data(Δ)
-    if isinstance(step, (list, tuple)):
-        step = namespace(node.data).asarray(step)
+    if not node.isleaf:
+        raise ValueError(
+            f"update_: x is the result of {node.f.name}, not a parameter; update_ changes parameters "
+            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
+            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
+        )
     value = node.data
-    if hasattr(value, "shape") and tuple(getattr(step, "shape", ())) not in ((), tuple(value.shape)):
-        raise ValueError(f"update_: Δ has shape {tuple(step.shape)}, but x has shape {tuple(value.shape)}")
-    try:
-        value += step
-    except (TypeError, ValueError):
-        value = value + step
+    step = _step(data(Δ), value)
+    if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
+        try:
+            value.setflags(write=True)
+        except ValueError:  # an array the leaf does not own: replace it
+            value = _lock(value + step)
+        else:
+            try:
+                value += step
+            finally:
+                value.setflags(write=False)
+    elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):
+        value = type(value)(value + step)  # a Python or NumPy scalar keeps its type
+    else:
+        try:
+            value += step
+        except (TypeError, ValueError):  # a backend without in-place updates
+            value = namespace(value).astype(value + step, value.dtype)
     node.data = value
+    _changed(node)  # the tape recorded before this reads a stale value: the walk refuses it
     node.grad = _zeros_like(value)
     return x
+
+
+def _step(step, value):
+    """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
+    shape = _shape(value)
+    if isinstance(step, list | tuple):
+        try:
+            step = namespace(value).asarray(step)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"update_: cannot read Δ as an array of numbers: {error}") from None
+    kind = _kind(step)
+    if kind is None or kind not in "biufc":
+        what = f"an array of dtype {step.dtype}" if hasattr(step, "dtype") else f"a {type(step).__name__}"
+        raise TypeError(f"update_: Δ is {what}; the step must be numbers (an array of x's shape, or a scalar)")
+    if kind == "c" and _kind(value) != "c":
+        raise TypeError(
+            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({_dtype_name(value)}); "
+            "a step must not make a real parameter complex (take the real part of the step, or make x complex)"
+        )
+    if _shape(step) not in ((), shape):
+        raise ValueError(
+            f"update_: Δ has shape {_shape(step)}, but x has shape {shape}; a step cannot change x's shape"
+        )
+    return step
 
 
 def _is_optimiser(x) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._backend import defers, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, data
+from ._backend import NDARRAY, defers, namespace
+from .tracked import _LEAF, RECORDING, Tracked, _copy_plain, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -97,37 +97,55 @@ def backprop_steps(
             continue
         call = node.f
         args = call.args
-        if len(args) == 1 and not nest and call.back is None and not call.kwargs:
-            # A plain unary call (most nodes of a chain): the general loop below, unrolled.
-            x = args[0]
-            s = None
-            if type(x) is Tracked:
-                rule = call.func.rule[0]
-                if rule is not None:
-                    s = rule(g, node.data, x.data)
-                    waiting[x] = waiting[x] + s if x in waiting else s
-                left = uses.get(x)
-                if left is None:
-                    push(x)
-                else:
-                    uses[x] = left - 1
-                    if left == 1:
+        try:
+            if len(args) == 1 and not nest and call.back is None and not call.kwargs:
+                # A plain unary call (most nodes of a chain): the general loop below, unrolled.
+                x = args[0]
+                s = None
+                if type(x) is Tracked:
+                    rule = call.func.rule[0]
+                    if rule is not None:
+                        value = x.data
+                        s = rule(g, node.data, value)
+                        if not (  # what the pullback sent fits its argument (two identity tests for floats)
+                            type(s) is float is type(value)
+                            or (type(s) is NDARRAY is type(value) and s.shape == value.shape and s.dtype is value.dtype)
+                        ):
+                            _check_sent(node, (s,))
+                        waiting[x] = waiting[x] + s if x in waiting else s
+                    left = uses.get(x)
+                    if left is None:
                         push(x)
-            sent = [s]
-        else:
-            sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
-            for arg, s in zip(args, sent):
-                if type(arg) is not Tracked:
-                    continue
-                if s is not None:
-                    waiting[arg] = waiting[arg] + s if arg in waiting else s
-                left = uses.get(arg)
-                if left is None:  # its only use
-                    push(arg)
-                else:
-                    uses[arg] = left - 1
-                    if left == 1:
+                    else:
+                        uses[x] = left - 1
+                        if left == 1:
+                            push(x)
+                sent = [s]
+            else:
+                sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+                for arg, s in zip(args, sent):
+                    if type(arg) is not Tracked:
+                        continue
+                    if s is not None:
+                        value = arg.data
+                        if not (
+                            type(s) is float is type(value)
+                            or (type(s) is NDARRAY is type(value) and s.shape == value.shape and s.dtype is value.dtype)
+                        ):
+                            _check_sent(node, sent)
+                        waiting[arg] = waiting[arg] + s if arg in waiting else s
+                    left = uses.get(arg)
+                    if left is None:  # its only use
                         push(arg)
+                    else:
+                        uses[arg] = left - 1
+                        if left == 1:
+                            push(arg)
+        except Exception as error:
+            wrapped = _failed(node, g, error)
+            if wrapped is None:
+                raise
+            raise wrapped from error
         if not _leaves_only:
             yield Step(
                 index,
@@ -146,6 +164,10 @@ def _count_uses(root: Tracked, stop) -> dict:
     Only nodes that can have several uses are counted: a node whose ``ref`` is 1 is the argument of one
     recorded call on the whole tape, so its one use releases it. Most nodes of chains and trees are
     such, and the walk's bookkeeping then holds a few entries instead of one per node.
+
+    The same pass refuses the tape if an argument's value changed after the node using it was recorded
+    (its epoch is newer), before any pullback runs: a pullback reading it would compute the gradient at
+    the wrong point.
     """
     uses = {}
     stack = [root]
@@ -154,8 +176,11 @@ def _count_uses(root: Tracked, stop) -> dict:
         node = stack.pop()
         if node.isleaf or node in stop:
             continue
+        epoch = node.epoch
         for arg in node.f.args:
             if type(arg) is Tracked:
+                if arg.epoch > epoch:  # its value changed after this node was recorded
+                    raise _stale(node, arg)
                 if arg.ref == 1:
                     push(arg)
                 elif arg in uses:
@@ -226,7 +251,8 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
 
 
 def _custom(node: Tracked, g, nest: bool) -> tuple:
-    """Run a ``grad_rule`` pullback and check it returned one sensitivity of the right shape per argument."""
+    """Run a ``grad_rule`` pullback and check it returned one sensitivity per argument (the walk checks
+    each one's shape and dtype, as it does for every rule)."""
     call = node.f
     name = call.name
     if nest:
@@ -246,22 +272,120 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
             "return a tuple with one per argument (None for an argument with none)"
         )
-    out = []
-    for i, (arg, s) in enumerate(zip(call.args, sent)):
+    if nest:
+        return [s if type(arg) is Tracked else None for arg, s in zip(call.args, sent)]
+    return [None if type(arg) is not Tracked or s is None else data(s) for arg, s in zip(call.args, sent)]
+
+
+# ----------------------------------------------------------------------------------------------------
+# What the walk refuses, and how it explains a failure
+
+
+def _stale(node: Tracked, arg: Tracked) -> RuntimeError:
+    """The error for ``arg`` having changed after ``node`` was recorded."""
+    name = node.f.name
+    i = next(i for i, a in enumerate(node.f.args) if a is arg)
+    what = f"a parameter of shape {_shape(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
+    error = RuntimeError(
+        f"{name}: argument {i + 1} ({what}) changed after {name} was recorded (tl.update_ or x.data = ...), "
+        "so its gradient would be computed at the new value, not at the value the forward pass used. "
+        "Call back_ before changing parameters, or run the forward pass again after the change"
+    )
+    error._trackerlab_op = name
+    return error
+
+
+def _check_sent(node: Tracked, sent) -> None:
+    """Raise unless every sensitivity in ``sent`` fits its argument of ``node``: the argument's shape, and
+    numbers of a kind it can take (complex only for a complex argument).
+
+    The walk calls this when its fast test (same type, shape and dtype) fails, so it accepts what is fine
+    too: a float32 sensitivity for a float64 argument, a NumPy scalar for a Python float.
+    """
+    name = node.f.name
+    for i, (arg, s) in enumerate(zip(node.f.args, sent)):
         if type(arg) is not Tracked or s is None:
-            out.append(None)
             continue
-        if not nest:
-            s = data(s)
-        want = tuple(getattr(arg.data, "shape", ()))
-        have = tuple(getattr(data(s), "shape", ()))
-        if have != want:
-            raise ValueError(
-                f"{name}: the pullback's sensitivity for argument {i + 1} has shape {have}, "
+        s = data(s)
+        want = _shape(arg.data)
+        kind = _kind(s)
+        problem = None
+        if kind is None:
+            problem = TypeError(
+                f"{name}: the pullback sent a {type(s).__name__} as the sensitivity of argument {i + 1}; "
+                f"send an array (or a number) of the argument's shape {want}"
+            )
+        elif kind not in "biuf" and kind != "c":
+            problem = TypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers"
+            )
+        elif _shape(s) != want:
+            problem = ValueError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has shape {_shape(s)}, "
                 f"but the argument has shape {want}"
             )
-        out.append(s)
-    return out
+        elif kind == "c" and _kind(arg.data) != "c":
+            problem = TypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} is complex ({_dtype_name(s)}), but the "
+                f"argument is real ({_dtype_name(arg.data)}); the gradient of a real input must be real"
+            )
+        if problem is not None:
+            problem._trackerlab_op = name
+            raise problem
+
+
+def _kind(value) -> str | None:
+    """NumPy's one-letter dtype kind of a number or array (``f``, ``c``, ``i``, ``O``, …); ``None`` for others."""
+    if isinstance(value, bool):
+        return "b"
+    if isinstance(value, int):
+        return "i"
+    if isinstance(value, float):
+        return "f"
+    if isinstance(value, complex):
+        return "c"
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    xp = namespace(value)  # array-API dtypes have no kind: ask the namespace
+    for letter, name in (("b", "bool"), ("i", "integral"), ("f", "real floating"), ("c", "complex floating")):
+        if xp.isdtype(dtype, name):
+            return letter
+    return "O"
+
+
+def _dtype_name(value) -> str:
+    return str(getattr(value, "dtype", "float64" if isinstance(value, float) else type(value).__name__))
+
+
+def _failed(node: Tracked, g, error: Exception):
+    """``error``, raised while back-propagating through ``node``, reworded to name the operation and the
+    shapes, with the original as its cause; ``None`` where it names an operation already."""
+    name = node.f.name
+    message = str(error)
+    if getattr(error, "_trackerlab_op", None) is not None or message.startswith(f"{name}:"):
+        return None
+    shapes = ", ".join(str(_shape(a.data if type(a) is Tracked else a)) for a in node.f.args)
+    text = (
+        f"{name}: the backward pass failed: {type(error).__name__}: {message} "
+        f"(argument shapes {shapes}; sensitivity of shape {_shape(data(g))})"
+    )
+    try:
+        wrapped = type(error)(text)
+    except Exception:  # an exception type that takes other arguments
+        wrapped = RuntimeError(text)
+    try:
+        wrapped._trackerlab_op = name
+    except AttributeError:
+        pass
+    return wrapped
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
 
 
 def seed(y, Δ, who: str, nest: bool = False):
@@ -286,8 +410,8 @@ def seed(y, Δ, who: str, nest: bool = False):
         if isinstance(Δ, list | tuple):
             Δ = namespace(value).asarray(Δ)
         delta_shape = tuple(getattr(Δ, "shape", ()))
-    if delta_shape == shape:
-        return Δ
+    if delta_shape == shape:  # a copy: nothing the walk returns may share memory with the caller's Δ
+        return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
     if delta_shape == ():
         xp = namespace(value)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
