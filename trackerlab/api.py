@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterable
 
 from ._backend import NDARRAY, isfinite_scalar, namespace
 from .tracked import (
-    _LEAF,
     RECORDING,
     Tracked,
     _changed,
     _copy_plain,
+    _leaf,
     _lock,
     _new,
     _TrackedValue,
@@ -87,7 +87,7 @@ def _as_result(delta, node: Tracked):
         delta = _zeros_like(node.data)
     if isinstance(delta, _TrackedValue):
         return delta
-    return _wrap(Tracked(_LEAF, delta, _zeros_like(delta), isleaf=True))
+    return _wrap(_leaf(delta, _zeros_like(delta)))
 
 
 def forward(f: Callable, *args):
@@ -394,12 +394,14 @@ def update_(x, Δ, grads=None):
         try:
             value.setflags(write=True)
         except ValueError:  # an array the leaf does not own: replace it
-            value = _lock(value + step)
+            value = _lock((value + step).astype(value.dtype))
         else:
             try:
                 value += step
             finally:
                 value.setflags(write=False)
+    elif type(value) is float and type(step) is float:
+        value = value + step
     elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):
         value = type(value)(value + step)  # a Python or NumPy scalar keeps its type
     else:
@@ -415,6 +417,11 @@ def update_(x, Δ, grads=None):
 
 def _step(step, value):
     """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
+    kind = type(step)
+    if kind is type(value) and (
+        kind is float or (kind is NDARRAY and step.dtype is value.dtype and step.shape == value.shape)
+    ):
+        return step  # the step of a training loop: the parameter's own shape and dtype
     shape = _shape(value)
     if isinstance(step, list | tuple):
         try:

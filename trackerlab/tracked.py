@@ -71,17 +71,17 @@ class no_grad:
 # a leaf changed the sanctioned ways (``update_``, the ``x.data = v`` setter) gets a new epoch, and the
 # walk refuses a node recorded before an argument's last change (``walk._count_uses``).
 
-_EPOCH = 0  # the number of leaf changes so far; each node remembers the value when it was recorded
+_EPOCH = 0  # the number of leaf changes so far; each call remembers the value when it was recorded
 _EPOCH_LOCK = threading.Lock()
 _setflags = NDARRAY.setflags
 
 
 def _changed(node: Tracked) -> None:
-    """Mark ``node``'s value as changed now: every node recorded before reads a stale value of it."""
+    """Mark the leaf ``node``'s value as changed now: every node recorded before reads a stale value of it."""
     global _EPOCH
     with _EPOCH_LOCK:
         _EPOCH += 1
-        node.epoch = _EPOCH
+        node.f.epoch = _EPOCH  # a leaf's call is its own (see ``_leaf``)
 
 
 def _lock(value):
@@ -96,6 +96,8 @@ class Call:
 
     Tracked arguments are held as their ``Tracked`` nodes, other arguments as they were given.
     ``call.name`` names the operation, and calling the ``Call`` recomputes its plain value.
+    ``call.epoch`` is the count of leaf changes when the call was recorded; a leaf has a call of its
+    own, whose epoch says when the leaf's value last changed. The walk compares the two.
 
     >>> Call(operator.add, 1, 2)
     Call(add, (1, 2))
@@ -103,13 +105,14 @@ class Call:
     3
     """
 
-    __slots__ = ("args", "back", "func", "kwargs")
+    __slots__ = ("args", "back", "epoch", "func", "kwargs")
 
     def __init__(self, func=None, *args, **kwargs):
         self.func = func
         self.args = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
         self.kwargs = kwargs
         self.back = None
+        self.epoch = _EPOCH
 
     @property
     def name(self) -> str:
@@ -134,7 +137,24 @@ def _name_of(func) -> str:
     return getattr(func, "name", None) or getattr(func, "__name__", None) or type(func).__name__
 
 
-_LEAF = Call()
+_LEAF = Call()  # stands for "a leaf" when building a node by hand; each leaf gets a call of its own
+
+
+def _leaf(value, grad) -> Tracked:
+    """A new leaf node holding ``value``, with a call of its own that records when the value changes."""
+    call = _call_new(Call)
+    call.func = None
+    call.args = ()
+    call.kwargs = _NO_KWARGS
+    call.back = None
+    call.epoch = _EPOCH
+    node = _tracked_new(Tracked)
+    node.f = call
+    node.isleaf = True
+    node.grad = grad
+    node.ref = 0
+    node.data = value
+    return node
 
 
 class Tracked:
@@ -143,23 +163,23 @@ class Tracked:
     ``.f`` is the call (``Call(None)`` for a leaf), ``.isleaf`` says whether it is a parameter,
     ``.grad`` is the gradient accumulated by ``back_`` (leaves only), ``.ref`` counts how many
     recorded calls took this node as an argument (the walk reads it: a node with ``ref == 1`` has one
-    use), ``.data`` is the plain value, and ``.epoch`` the count of leaf changes when the node was
-    recorded (for a leaf: when its value last changed).
+    use), and ``.data`` is the plain value.
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
-    __slots__ = ("__weakref__", "data", "epoch", "f", "grad", "isleaf", "ref")
+    __slots__ = ("__weakref__", "data", "f", "grad", "isleaf", "ref")
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
         for arg in f.args:  # a node built by hand is a recorded call too
             if type(arg) is Tracked:
                 arg.ref += 1
+        if f is _LEAF:  # a call of its own, to record changes of this leaf's value in
+            f = Call()
         self.f = f
         self.isleaf = isleaf
         self.grad = grad
         self.ref = 0
         self.data = data
-        self.epoch = _EPOCH
 
     @property
     def op(self) -> str:
@@ -203,16 +223,21 @@ def _new(op, args: tuple, kwargs, out, back=None):
     call.args = args
     call.kwargs = kwargs or _NO_KWARGS
     call.back = back
+    call.epoch = _EPOCH
     node = _tracked_new(Tracked)
     node.f = call
     node.isleaf = False
     node.grad = None
     node.ref = 0
     node.data = out
-    node.epoch = _EPOCH
-    if type(out) is NDARRAY:  # saved for the backward pass: writes to it would change the gradient
-        _setflags(out, False)
-    value = _real_new(TrackedReal) if type(out) is float or not getattr(out, "ndim", 0) else _array_new(TrackedArray)
+    kind = type(out)
+    if kind is float:
+        value = _real_new(TrackedReal)
+    elif kind is NDARRAY:
+        _setflags(out, False)  # saved for the backward pass: a write to it would change the gradient
+        value = _array_new(TrackedArray) if out.ndim else _real_new(TrackedReal)
+    else:
+        value = _array_new(TrackedArray) if getattr(out, "ndim", 0) else _real_new(TrackedReal)
     value.tracker = node
     return value
 
@@ -345,7 +370,7 @@ def _copy_plain(value):
 
 def _restore(value, grad):
     """A parameter holding ``value`` (owned by it from now on) and ``grad``: what pickle and copy rebuild."""
-    return _wrap(Tracked(_LEAF, _lock(value), grad, isleaf=True))
+    return _wrap(_leaf(_lock(value), grad))
 
 
 def _shape(value) -> tuple:
@@ -471,7 +496,7 @@ def param(x):
     dtype('float64')
     """
     value = _leaf_value(x, "param")
-    return _wrap(Tracked(_LEAF, value, _zeros_like(value), isleaf=True))
+    return _wrap(_leaf(value, _zeros_like(value)))
 
 
 def _leaf_value(x, who: str):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._backend import NDARRAY, defers, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _copy_plain, _TrackedValue, _wrap, data
+from ._backend import NDARRAY, REAL_SCALARS, defers, namespace
+from .tracked import RECORDING, Tracked, _copy_plain, _leaf, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -91,7 +91,7 @@ def backprop_steps(
         if g is _NOTHING:  # every use sent nothing: pass the news on without a step
             _release(node, stop, uses, ready)
             continue
-        if node.isleaf or node in stop:
+        if node.isleaf or (stop and node in stop):
             yield Step(index, node, g, (), (), tuple(waiting) if _pending else ())
             index += 1
             continue
@@ -107,20 +107,27 @@ def backprop_steps(
                     if rule is not None:
                         value = x.data
                         s = rule(g, node.data, value)
-                        if not (  # what the pullback sent fits its argument (two identity tests for floats)
-                            type(s) is float is type(value)
-                            or (type(s) is NDARRAY is type(value) and s.shape == value.shape and s.dtype is value.dtype)
-                        ):
+                        kind = type(s)  # what the pullback sent must fit its argument: a fast test first
+                        if kind is float:
+                            if type(value) is not float:
+                                _check_sent(node, (s,))
+                        elif kind is not NDARRAY or type(value) is not NDARRAY:
                             _check_sent(node, (s,))
-                        waiting[x] = waiting[x] + s if x in waiting else s
+                        elif s.shape != value.shape or s.dtype is not value.dtype:
+                            _check_sent(node, (s,))
                     left = uses.get(x)
-                    if left is None:
+                    if left is None:  # its only use: nothing is waiting for it yet
+                        if s is not None:
+                            waiting[x] = s
                         push(x)
                     else:
+                        if s is not None:
+                            waiting[x] = waiting[x] + s if x in waiting else s
                         uses[x] = left - 1
                         if left == 1:
                             push(x)
-                sent = [s]
+                if not _leaves_only:
+                    sent = [s]
             else:
                 sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
                 for arg, s in zip(args, sent):
@@ -128,10 +135,13 @@ def backprop_steps(
                         continue
                     if s is not None:
                         value = arg.data
-                        if not (
-                            type(s) is float is type(value)
-                            or (type(s) is NDARRAY is type(value) and s.shape == value.shape and s.dtype is value.dtype)
-                        ):
+                        kind = type(s)
+                        if kind is float:
+                            if type(value) is not float:
+                                _check_sent(node, sent)
+                        elif kind is not NDARRAY or type(value) is not NDARRAY:
+                            _check_sent(node, sent)
+                        elif s.shape != value.shape or s.dtype is not value.dtype:
                             _check_sent(node, sent)
                         waiting[arg] = waiting[arg] + s if arg in waiting else s
                     left = uses.get(arg)
@@ -174,12 +184,13 @@ def _count_uses(root: Tracked, stop) -> dict:
     push = stack.append
     while stack:
         node = stack.pop()
-        if node.isleaf or node in stop:
+        if node.isleaf or (stop and node in stop):
             continue
-        epoch = node.epoch
-        for arg in node.f.args:
+        call = node.f
+        epoch = call.epoch
+        for arg in call.args:
             if type(arg) is Tracked:
-                if arg.epoch > epoch:  # its value changed after this node was recorded
+                if arg.f.epoch > epoch:  # its value changed after this node was recorded
                     raise _stale(node, arg)
                 if arg.ref == 1:
                     push(arg)
@@ -192,7 +203,7 @@ def _count_uses(root: Tracked, stop) -> dict:
 
 
 def _release(node: Tracked, stop, uses, ready) -> None:
-    if node.isleaf or node in stop:
+    if node.isleaf or (stop and node in stop):
         return
     for arg in node.f.args:
         if type(arg) is Tracked:
@@ -211,7 +222,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     call = node.f
     if nest and not isinstance(g, _TrackedValue) and not defers(g):
         # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
-        g = _wrap(Tracked(_LEAF, g, None, isleaf=True))
+        g = _wrap(_leaf(g, None))
     rules = call.func.rule
     args = call.args
     kwargs = call.kwargs
@@ -307,6 +318,8 @@ def _check_sent(node: Tracked, sent) -> None:
         if type(arg) is not Tracked or s is None:
             continue
         s = data(s)
+        if type(s) in REAL_SCALARS and type(arg.data) in REAL_SCALARS:
+            continue  # a NumPy scalar for a Python float, or the other way round
         want = _shape(arg.data)
         kind = _kind(s)
         problem = None
