@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ._backend import NDARRAY, isfinite_scalar, namespace
+from ._backend import NDARRAY, REAL_SCALARS, isfinite_scalar, namespace
 from .tracked import (
     RECORDING,
     Tracked,
@@ -46,9 +46,9 @@ def back_(y, Δ=None) -> None:
         for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True)
         if step.node.isleaf
     ]
-    for node, _ in found:
+    for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
         total = node.grad
-        if total is not None and _shape(total) != _shape(node.data):
+        if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
             raise ValueError(
                 f"back_: a parameter's .grad has shape {_shape(total)}, but the parameter has shape "
                 f"{_shape(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
@@ -400,8 +400,8 @@ def update_(x, Δ, grads=None):
                 value += step
             finally:
                 value.setflags(write=False)
-    elif type(value) is float and type(step) is float:
-        value = value + step
+    elif type(value) is float and type(step) in REAL_SCALARS:
+        value = float(value + step)
     elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):
         value = type(value)(value + step)  # a Python or NumPy scalar keeps its type
     else:
@@ -418,10 +418,11 @@ def update_(x, Δ, grads=None):
 def _step(step, value):
     """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
     kind = type(step)
-    if kind is type(value) and (
-        kind is float or (kind is NDARRAY and step.dtype is value.dtype and step.shape == value.shape)
-    ):
-        return step  # the step of a training loop: the parameter's own shape and dtype
+    if kind is NDARRAY:
+        if type(value) is NDARRAY and step.dtype is value.dtype and step.shape == value.shape:
+            return step  # the step of a training loop: the parameter's own shape and dtype
+    elif kind in REAL_SCALARS and type(value) in REAL_SCALARS:
+        return step
     shape = _shape(value)
     if isinstance(step, list | tuple):
         try:
