@@ -179,7 +179,25 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
+def _check_numbers(y, who: str) -> None:
+    """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
+    value = data(y)
+    kind = _kind(value)
+    if kind is None:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        hint = " (a list or tuple of values: combine them, e.g. with tl.stack or tl.sum)" if isinstance(
+            value, list | tuple
+        ) else ""
+        raise TypeError(
+            f"{who}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
+            f"the value to differentiate, a tracked number or array{hint}"
+        )
+    if kind not in "biufc":
+        raise TypeError(f"{who}: f returned an array of dtype {value.dtype}, not numbers")
+
+
 def _check_loss(y, who: str) -> None:
+    _check_numbers(y, who)
     value = data(y)
     shape = tuple(getattr(value, "shape", ()))
     if shape and _size(shape) != 1:
@@ -190,7 +208,10 @@ def _check_loss(y, who: str) -> None:
     try:
         finite = isfinite_scalar(value if not shape else value.reshape(()))
     except TypeError:
-        raise TypeError(f"{who}: f returned {type(value).__name__}, not a number") from None
+        raise TypeError(
+            f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
+            "(take tl.abs(y) or its real part)"
+        ) from None
     if not finite:
         raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")
 
@@ -325,6 +346,7 @@ def jacobian(f: Callable, x):
            [0., 4.]])
     """
     y, back = forward(f, x)
+    _check_numbers(y, "jacobian")
     y_value = data(y)
     x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
     out_shape = tuple(getattr(y_value, "shape", ()))
