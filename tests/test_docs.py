@@ -64,7 +64,8 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 ENGINE_NAMES = (
     "param data grad tracker istracked isleaf Call backprop_steps Step back_ forward gradient Params Grads "
     "jacobian hessian track grad_rule primitive hook checkpoint nobacksies no_grad update_ zero_grad_ "
-    "optim.Descent optim.Momentum optim.ADAM supported_operations check_grads TrackedReal TrackedArray"
+    "optim.Descent optim.Momentum optim.ADAM supported_operations check_grads TrackedReal TrackedArray "
+    "check_tape detect_anomaly"
 ).split()
 NOTEBOOK_NAMES = ("to_networkx", "plot_tape", "BackpropStepper", "load_ipython_extension")
 
@@ -96,7 +97,7 @@ def scripts(page: str) -> list[str]:
 
 @pytest.mark.slow
 def test_every_page_is_built(site):
-    for page in ("index", "tutorials", "notebook_layer", "julia", "api"):
+    for page in ("index", "tutorials", "notebook_layer", "julia", "api", "finding_a_wrong_gradient"):
         assert (site / f"{page}.html").is_file(), page
     if (DOCS / "operations.md").exists():
         assert "Supported operations" in (site / "operations.html").read_text(encoding="utf-8")
@@ -277,3 +278,31 @@ def test_the_stepper_steps_in_the_built_pages(served, tmp_path):
     requests = json.loads(result.stdout.splitlines()[-1])
     outside = [url for url in requests if not url.startswith((served, "data:"))]
     assert not outside, outside
+
+
+def test_no_page_tells_people_to_pip_install_the_unrelated_trackerlab():
+    """`trackerlab` on the package index is another project: installs name the distribution trackerlab-ad."""
+    import tomllib
+
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    assert name == "trackerlab-ad"
+    pages = [ROOT / "README.md", *DOCS.glob("*.md"), *DOCS.glob("*.rst"), ROOT / "benchmarks" / "README.md"]
+    wrong = re.compile(r"pip install (?:-U |--upgrade )?[\"']?trackerlab(?![-\w])")
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not wrong.search(text), f"{page.name} tells people to install the unrelated `trackerlab`"
+    assert "trackerlab-ad @ git+" in (DOCS / "index.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_api_reference_shows_real_signatures(site):
+    """No entry reads `(*args, **kwargs)` where the class takes named arguments (BackpropStepper did)."""
+    import inspect
+
+    import trackerlab
+
+    api = html.unescape(re.sub(r"<[^>]+>", "", (site / "api.html").read_text(encoding="utf-8")))
+    assert "BackpropStepper(y, Δ=None, *, labels=None" in api
+    for name in ("BackpropStepper", "Params", "Grads", "Step"):
+        wanted = str(inspect.signature(getattr(trackerlab, name))).replace("'", "")
+        assert f"{name}{wanted}" in api, name

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from ._backend import NDARRAY, REAL_SCALARS, defers, namespace
-from .tracked import RECORDING, Tracked, _copy_plain, _leaf, _TrackedValue, _wrap, data
+from .tracked import ANOMALY, RECORDING, Tracked, _copy_plain, _leaf, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -80,6 +80,7 @@ def backprop_steps(
     g = seed(y, Δ, _who, nest)
     stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
     uses = _count_uses(root, stop)
+    check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
     ready = deque((root,))
@@ -92,6 +93,8 @@ def backprop_steps(
             _release(node, stop, uses, ready)
             continue
         if node.isleaf or (stop and node in stop):
+            if check is not None:
+                check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if _pending else ())
             index += 1
             continue
@@ -126,8 +129,7 @@ def backprop_steps(
                         uses[x] = left - 1
                         if left == 1:
                             push(x)
-                if not _leaves_only:
-                    sent = [s]
+                sent = [s]
             else:
                 sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
                 for arg, s in zip(args, sent):
@@ -156,6 +158,8 @@ def backprop_steps(
             if wrapped is None:
                 raise
             raise wrapped from error
+        if check is not None:
+            check(node, g, sent)
         if not _leaves_only:
             yield Step(
                 index,
@@ -379,10 +383,15 @@ def _dtype_name(value) -> str:
 
 def _failed(node: Tracked, g, error: Exception):
     """``error``, raised while back-propagating through ``node``, reworded to name the operation and the
-    shapes, with the original as its cause; ``None`` where it names an operation already."""
+    shapes, with the original as its cause; ``None`` where it names an operation already (it says so,
+    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
     name = node.f.name
     message = str(error)
-    if getattr(error, "_trackerlab_op", None) is not None or message.startswith(f"{name}:"):
+    if (
+        getattr(error, "_trackerlab_op", None) is not None
+        or message.startswith(f"{name}:")
+        or type(error).__module__.split(".")[0] == "trackerlab"
+    ):
         return None
     shapes = ", ".join(str(_shape(a.data if type(a) is Tracked else a)) for a in node.f.args)
     text = (
