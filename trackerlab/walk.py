@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers, namespace
 from .tracked import ANOMALY, RECORDING, Tracked, _copy_plain, _leaf, _TrackedValue, _wrap, data
 
@@ -181,21 +182,21 @@ def _count_uses(root: Tracked, stop) -> dict:
 
     The same pass refuses the tape if an argument's value changed after the node using it was recorded
     (its epoch is newer), before any pullback runs: a pullback reading it would compute the gradient at
-    the wrong point.
+    the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale.
     """
     uses = {}
     stack = [root]
     push = stack.append
+    latest = _tracked._EPOCH
     while stack:
         node = stack.pop()
         if node.isleaf or (stop and node in stop):
             continue
         call = node.f
-        epoch = call.epoch
+        if call.epoch != latest:
+            _check_fresh(node)
         for arg in call.args:
             if type(arg) is Tracked:
-                if arg.f.epoch > epoch:  # its value changed after this node was recorded
-                    raise _stale(node, arg)
                 if arg.ref == 1:
                     push(arg)
                 elif arg in uses:
@@ -204,6 +205,14 @@ def _count_uses(root: Tracked, stop) -> dict:
                     uses[arg] = 1
                     push(arg)
     return uses
+
+
+def _check_fresh(node: Tracked) -> None:
+    """Raise if an argument of ``node`` changed after ``node`` was recorded."""
+    epoch = node.f.epoch
+    for arg in node.f.args:
+        if type(arg) is Tracked and arg.f.epoch > epoch:
+            raise _stale(node, arg)
 
 
 def _release(node: Tracked, stop, uses, ready) -> None:
