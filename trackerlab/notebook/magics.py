@@ -12,6 +12,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..tracked import _TrackedValue, param
+from ._i18n import _
 from ._tape import numbering
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
@@ -50,17 +51,21 @@ class TrackMagics(Magics):
         __tracebackhide__ = True
         args = parse_argstring(self.track, line)
         if args.step and not args.back:
-            raise UsageError("%%track --step needs --back NAME: the value to step back from")
+            raise UsageError(_("%%track --step needs --back NAME: the value to step back from"))
         ns = self.shell.user_ns
         missing = [name for name in args.params if name not in ns]
         if missing:
-            raise UsageError(f"%%track -p: no variable named {', '.join(map(repr, missing))} in the namespace")
+            raise UsageError(
+                _("%%track -p: no variable named {names} in the namespace").format(names=", ".join(map(repr, missing)))
+            )
         made = {}
         for name in args.params:
             try:
                 made[name] = param(ns[name])
             except (TypeError, ValueError) as error:
-                raise UsageError(f"%%track -p: cannot make {name} a param: {error}") from None
+                raise UsageError(
+                    _("%%track -p: cannot make {name} a param: {error}").format(name=name, error=error)
+                ) from None
         ns.update(made)
 
         # the magic's own line stays in the source, as a blank line, so line numbers are the cell's
@@ -70,7 +75,7 @@ class TrackMagics(Magics):
             tree = ast.parse(source, filename)
         except SyntaxError:
             self.shell.showsyntaxerror(filename)  # shown as a plain cell shows it
-            raise UsageError("%%track: the cell was not run (syntax error above)") from None
+            raise UsageError(_("%%track: the cell was not run (syntax error above)")) from None
         before = {name: id(value) for name, value in ns.items()}
         with _mode(args.anomaly):
             value = _run(tree, filename, ns)
@@ -97,6 +102,8 @@ class TrackMagics(Magics):
                 _draw(y, labels)
         elif not args.no_graph:
             values = [ns[n] for n in assigned if isinstance(ns.get(n), _TrackedValue)]
+            if not values:
+                _say_untracked(ns, _names(tree), assigned)
             for y in _roots(values):
                 _draw(y, labels)
         return value
@@ -165,11 +172,36 @@ def _labels(ns: dict, names) -> dict:
 
 def _tracked(ns: dict, name: str, who: str):
     if name not in ns:
-        raise UsageError(f"{who}: no variable named {name!r} in the namespace")
+        raise UsageError(_("{who}: no variable named {name} in the namespace").format(who=who, name=repr(name)))
     value = ns[name]
     if not isinstance(value, _TrackedValue):
-        raise UsageError(f"{who}: {name} is not tracked (it is a {type(value).__name__}); make its inputs tl.param")
+        raise UsageError(
+            _("{who}: {name} is not tracked (it is a {type}); make its inputs tl.param").format(
+                who=who, name=name, type=type(value).__name__
+            )
+        )
     return value
+
+
+def _say_untracked(ns: dict, names: list, assigned: list) -> None:
+    """The cell recorded nothing to draw: say why, and what to write (its numeric inputs, made params)."""
+    inputs = [n for n in names if n not in assigned and _numeric(ns.get(n))]
+    if inputs:
+        how = "%%track -p " + " ".join(inputs)
+    else:
+        how = "x = tl.param(2.0)"
+    print(
+        _(
+            "%%track: nothing to draw: the cell made no tracked values, and plain numbers record no tape. "
+            "Make the inputs params first, for example: {how}"
+        ).format(how=how)
+    )
+
+
+def _numeric(value) -> bool:
+    import numbers
+
+    return (isinstance(value, numbers.Number) and not isinstance(value, bool)) or hasattr(value, "__array__")
 
 
 def _roots(values: list) -> list:
@@ -186,7 +218,7 @@ def _draw(y, labels: dict) -> None:
     from .drawing import tape_svg
 
     svg = tape_svg(y, labels=labels)  # shown inline in the page's theme, with the SVG for other viewers
-    display({"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": "<the tape drawn>"}, raw=True)
+    display({"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": _("<the tape drawn>")}, raw=True)
 
 
 def load_ipython_extension(ipython) -> None:
