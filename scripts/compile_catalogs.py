@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
                 problems.append(f"{mo.relative_to(ROOT)} is stale: run scripts/compile_catalogs.py")
             with po.open("rb") as file:
                 catalog = read_po(file)
-            have = {m.id for m in catalog if m.id and m.string and all(m.string if isinstance(m.string, tuple) else [1])}
+            have = {m.id for m in catalog if m.id and all(m.string if isinstance(m.string, tuple) else [m.string])}
             for message in sorted(wanted - have, key=str):
                 problems.append(f"{po.relative_to(ROOT)}: no translation of {message!r}")
         else:

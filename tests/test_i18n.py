@@ -41,7 +41,7 @@ def _example():
 )
 def test_the_repr_speaks_the_language(code, leaf, made_by, data, values):
     tl.set_language(code)
-    a, b, y = _example()
+    a, _b, y = _example()
     assert leaf in html_repr(a)
     page = html_repr(y)
     assert made_by in page and data in page and values in page
@@ -107,7 +107,7 @@ def test_the_drawings_legend_speaks_the_language(code, words, recwarn):
 
 
 def test_the_check_tape_report_speaks_the_language():
-    a, b, y = _example()
+    _a, _b, y = _example()
     report = tl.check_tape(y)
     tl.set_language("ja")
     assert repr(report).splitlines()[0] == "check_tape: 記録された 2 個の演算の規則はすべて有限差分と一致します"
