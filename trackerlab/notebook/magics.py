@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import sys
+import types
+from pathlib import Path
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -70,15 +73,19 @@ class TrackMagics(Magics):
 
         # the magic's own line stays in the source, as a blank line, so line numbers are the cell's
         source = "\n" + self.shell.transform_cell(cell)
-        filename = self.shell.compile.cache(f"%%track {line}{source}", self.shell.execution_count)
+        filename = self.shell.compile.cache(f"%%track {line}".rstrip() + source, _cell_number(self.shell))
         try:
             tree = ast.parse(source, filename)
         except SyntaxError:
             self.shell.showsyntaxerror(filename)  # shown as a plain cell shows it
             raise UsageError(_("%%track: the cell was not run (syntax error above)")) from None
         before = {name: id(value) for name, value in ns.items()}
-        with _mode(args.anomaly):
-            value = _run(tree, filename, ns)
+        try:
+            with _mode(args.anomaly):
+                value = _run(tree, filename, ns)
+        except BaseException as error:
+            _traceback_from_the_cell(self.shell, error, filename)
+            raise
 
         # the cell's variables: those it names, and those it bound (a %-magic inside it may bind some)
         bound = [n for n, v in ns.items() if before.get(n) != id(v) and not n.startswith("_")]
@@ -127,6 +134,48 @@ class TrackMagics(Magics):
         labels = {value: name for value, name in _labels(ns, names).items() if value.tracker in tape}
         labels[y] = args.name
         _draw(y, labels)
+
+
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
+def _cell_number(shell) -> int:
+    """The number of the cell being run, as its ``In[n]`` shows it: the one IPython gave the code that
+    called this magic (IPython counts the next cell already while one runs and stores its history)."""
+    names = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        number = names.get(frame.f_code.co_filename)
+        if number is not None:
+            return number
+        frame = frame.f_back
+    return shell.execution_count
+
+
+def _traceback_from_the_cell(shell, error: BaseException, filename: str) -> None:
+    """Make IPython show ``error``'s traceback from the cell's own code on, without the line that called
+    the magic, the magic's frames or trackerlab's (the user's functions that trackerlab called stay)."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        return
+    shown = None
+    for tb in reversed(frames):
+        shown = types.TracebackType(shown, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+
+    def render() -> list[str]:
+        return shell.InteractiveTB.structured_traceback(type(error), error, shown, tb_offset=0)
+
+    try:
+        error._render_traceback_ = render
+    except (AttributeError, TypeError):  # an exception that takes no attributes keeps IPython's traceback
+        pass
 
 
 def _mode(anomaly: bool):
