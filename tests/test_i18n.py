@@ -161,3 +161,18 @@ def test_set_language_does_not_import_the_notebook_layer_and_reads_the_environme
     env = {"PYTHONPATH": str(ROOT), "TRACKERLAB_LANG": "zh"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.strip() == "zh 待处理"
+
+
+def test_the_wheel_ships_the_compiled_catalogs():
+    """hatch puts every file of the package directory in the wheel that git does not ignore."""
+    import shutil
+    import tomllib
+
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["packages"] == ["trackerlab"]
+    assert not {"only-include", "exclude", "include"} & set(wheel), "check the catalogs still ship"
+    mos = sorted((ROOT / "trackerlab" / "notebook" / "locale").glob("*/LC_MESSAGES/trackerlab.mo"))
+    assert [p.parent.parent.name for p in mos] == ["ja", "zh"]
+    if shutil.which("git") and (ROOT / ".git").exists():
+        ignored = subprocess.run(["git", "check-ignore", *map(str, mos)], cwd=ROOT, capture_output=True, text=True)
+        assert ignored.stdout == "", ignored.stdout
