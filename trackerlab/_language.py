@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import warnings
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "_", "language", "ngettext", "set_language"]
@@ -54,4 +55,8 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _current[1].ngettext(singular, plural, n)
 
 
-set_language(os.environ.get("TRACKERLAB_LANG") or "en")
+try:
+    set_language(os.environ.get("TRACKERLAB_LANG") or "en")
+except ValueError as error:  # a bad environment should not stop the import: say so, in English
+    warnings.warn(f"TRACKERLAB_LANG: {error}; using English", stacklevel=1)
+    set_language("en")
