@@ -178,9 +178,11 @@ def test_writing_into_a_tracked_value_is_an_error():
         x % 2
 
 
-def test_np_asarray_gives_the_plain_data():
+def test_np_asarray_refuses_and_tl_data_gives_the_plain_data():
     x = tl.param(V)
-    a = np.asarray(x)
+    with pytest.raises(TypeError, match="tracking would be lost"):
+        np.asarray(x)
+    a = np.asarray(tl.data(x))
     assert type(a) is np.ndarray and not tl.istracked(a)
 
 

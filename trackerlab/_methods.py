@@ -176,14 +176,18 @@ def _index(index):
 
 
 def _array(self, dtype=None, copy=None):
-    """``np.asarray(x)`` gives the plain data (for plotting and printing); NumPy functions on ``x``
-    itself go through ``__array_function__`` and are recorded."""
-    value = data(self)
-    if hasattr(value, "__array__"):
-        return value.__array__(dtype) if dtype is not None else value.__array__()
-    import numpy as np  # a Python float asked for as an array
+    """NumPy asks for a plain array (``np.asarray(x)``, ``np.array([x, y])``, a NumPy function given a
+    list that holds ``x``): refused, always, since the result would carry no gradient. ``tl.data(x)``
+    is the plain value, for plotting and printing; lists of tracked values go to ``tl`` functions."""
+    raise TypeError(LOST_TRACKING)
 
-    return np.asarray(value, dtype=dtype)
+
+LOST_TRACKING = (
+    "a tracked value cannot become a plain NumPy array (np.asarray, np.array, or a NumPy function given "
+    "a list holding tracked values): tracking would be lost and its gradient would silently be 0. "
+    "Write tl.data(x) for the plain value (to plot or print it); for a list of tracked values, build "
+    "the array with tl.stack([...]) or give the list to a tl function (tl.sum([a, b]), tl.mean([a, b]))"
+)
 
 
 def bind() -> None:

@@ -22,9 +22,11 @@ __all__ = [
 
 
 class _Recording:
-    """Whether operations on tracked values are recorded (switched off by ``no_grad``)."""
+    """Whether operations on tracked values are recorded (switched off by ``no_grad``), and how many
+    functions are being differentiated (``forward`` counts them; ``float(x)`` refuses inside one)."""
 
     on = True
+    differentiating = 0
 
 
 RECORDING = _Recording()
@@ -246,7 +248,12 @@ class TrackedReal(_TrackedValue):
     __slots__ = ()
 
     def __float__(self):
+        _plain_number(self, "float(x)")
         return float(self.tracker.data)
+
+    def __complex__(self):
+        _plain_number(self, "complex(x)")
+        return complex(self.tracker.data)
 
     def __int__(self):
         return int(self.tracker.data)
@@ -255,6 +262,7 @@ class TrackedReal(_TrackedValue):
         return operator.index(self.tracker.data)
 
     def item(self):
+        _plain_number(self, "x.item()")
         d = self.tracker.data
         return d.item() if hasattr(d, "item") else d
 
@@ -277,10 +285,24 @@ class TrackedArray(_TrackedValue):
             yield self[i]
 
     def item(self):
+        _plain_number(self, "x.item()")
         return self.tracker.data.item()
 
     def tolist(self):
+        _plain_number(self, "x.tolist()")
         return self.tracker.data.tolist()
+
+
+def _plain_number(x, spelling: str) -> None:
+    """Refuse to turn a tracked value into Python numbers while a function is being differentiated:
+    the numbers would carry no gradient, and the gradient would silently miss that path."""
+    if RECORDING.differentiating:
+        plain = spelling.replace("(x)", "(tl.data(x))").replace("x.", "tl.data(x).")
+        raise TypeError(
+            f"{spelling}: x is tracked, and a Python number made from it inside a function being "
+            f"differentiated would lose tracking (its gradient would be 0). Keep x tracked to "
+            f"differentiate through it, or write {plain} to use the plain value on purpose"
+        )
 
 
 _call_new = Call.__new__

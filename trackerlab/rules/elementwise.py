@@ -108,7 +108,7 @@ logaddexp2 = defop(
 )
 where = defop("where", _where, family="elementwise", doc="``where(condition, x, y)``: x where condition, else y.")
 clip = defop("clip", _clip, family="elementwise")
-astype = defop("astype", _astype, arity=1, family="elementwise")
+_astype_op = defop("astype", _astype, arity=1, family="elementwise", doc="``x`` cast to a floating ``dtype``.")
 negative = defop("negative", operator.neg, family="elementwise")
 positive = defop("positive", operator.pos, family="elementwise")
 abs = defop("abs", u("abs", math.fabs), family="elementwise")
@@ -273,4 +273,24 @@ def _dtype(x):
 
 
 from ..tracked import data  # noqa: E402
-from ._util import lift, mask, sign, unbroadcast  # noqa: E402
+from ._util import lift, mask, sign, unbroadcast, wrapper  # noqa: E402
+
+
+@wrapper("astype")
+def astype(x, dtype, copy=True):
+    """``x`` cast to ``dtype``, as ``numpy.astype``. A cast to an integer or bool dtype carries no gradient
+    (its derivative is 0, as in PyTorch and JAX), so its result is a plain array; floating casts are recorded.
+
+    >>> import trackerlab as tl
+    >>> tl.astype(tl.param([1.5, -2.5]), int)
+    array([ 1, -2])
+    """
+    value = data(x)
+    if value is not x and not _floating(value, dtype):
+        return _astype(value, dtype)
+    return _astype_op(x, dtype)
+
+
+def _floating(value, dtype) -> bool:
+    xp = namespace(value)
+    return xp.isdtype(xp.empty((0,), dtype=dtype).dtype, ("real floating", "complex floating"))
