@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 from . import numpy_protocol
+from .numpy_protocol import plain
 from .rules import elementwise as E
 from .rules import indexing as I
 from .rules import linalg as L
@@ -30,7 +31,7 @@ def _reflected(op):
 
 def _compare(compare):
     """Comparisons are not differentiable: they compare the plain data."""
-    return lambda self, other: compare(self.tracker.data, data(other))
+    return lambda self, other: compare(self.tracker.data, plain(other))
 
 
 def _no(method: str, **options) -> None:
@@ -170,9 +171,7 @@ _COMPARISONS = {
 
 def _index(index):
     """Indices may be tracked (e.g. a tracked mask); only their plain values select."""
-    if isinstance(index, tuple):
-        return tuple(data(i) for i in index)
-    return data(index)
+    return plain(index)
 
 
 def _array(self, dtype=None, copy=None):
@@ -199,8 +198,8 @@ def bind() -> None:
         setattr(_TrackedValue, name, _plain(name))
     _TrackedValue.__setitem__ = _setitem
     _TrackedValue.__mod__ = _TrackedValue.__rmod__ = _remainder
-    _TrackedValue.__floordiv__ = lambda self, other: data(self) // data(other)
-    _TrackedValue.__rfloordiv__ = lambda self, other: data(other) // data(self)
+    _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
+    _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
     _TrackedValue.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: numpy_protocol.array_ufunc(
         ufunc, method, *inputs, **kwargs
     )

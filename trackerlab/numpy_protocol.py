@@ -115,9 +115,11 @@ def _public(name: str) -> Callable:
     return function(name)
 
 
-def _plain(values):
+def plain(values):
+    """The plain data of a value, or of each element of a (nested) list or tuple: for operations that are
+    not differentiable, where dropping tracking loses nothing."""
     if isinstance(values, list | tuple):
-        return type(values)(_plain(v) for v in values)
+        return type(values)(plain(v) for v in values)
     return data(values)
 
 
@@ -135,7 +137,7 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
         raise TypeError(f"{spelling}: out= cannot write into a tracked value; assign the result instead")
     kwargs.pop("out", None)
     if name in NON_DIFFERENTIABLE_UFUNCS:
-        return getattr(ufunc, method)(*_plain(inputs), **kwargs)
+        return getattr(ufunc, method)(*plain(inputs), **kwargs)
     if method == "__call__" and name in UFUNCS:
         for option in _UNSUPPORTED_UFUNC_OPTIONS:
             if kwargs.get(option) is not None and not (option == "where" and kwargs[option] is True):
@@ -159,7 +161,7 @@ def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdim
 def array_function(func, types, args, kwargs):
     module, name = func.__module__, func.__name__
     if name in NON_DIFFERENTIABLE_FUNCTIONS or (name == "where" and len(args) + len(kwargs) == 1):
-        return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+        return func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
     target = FUNCTIONS.get((module, name))
     if target is None:
         raise _no_rule(f"{module}.{name}")

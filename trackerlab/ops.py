@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ._backend import namespace
+from .numpy_protocol import plain
 from .tracked import _NO_KWARGS, RECORDING, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "grad_rule", "primitive", "register_rules", "supported_operations", "track"]
@@ -116,11 +117,21 @@ def _as_array(op: Op, value, others):
     arrays = [o for o in others if hasattr(o, "shape")]
     xp = namespace(*arrays) if arrays else namespace()
     if _holds_tracked(value):
-        value = _plain_elements(value)
+        value = plain(value)
     try:
         return xp.asarray(value)
     except (TypeError, ValueError) as error:
         raise TypeError(f"{op.name}: cannot read {type(value).__name__} argument as an array: {error}") from None
+
+
+def as_operand(value, name: str = "as_operand"):
+    """A list or tuple given where an array is expected, as the operations read it: one tracked array,
+    recorded, if it holds tracked values (while recording), else a plain array; other values as they are."""
+    if not isinstance(value, _SEQUENCES):
+        return value
+    if RECORDING.on and _holds_tracked(value):
+        return _pack(name, value)
+    return namespace().asarray(plain(value))
 
 
 def _holds_tracked(sequence) -> bool:
@@ -131,11 +142,7 @@ def _holds_tracked(sequence) -> bool:
     return False
 
 
-def _plain_elements(sequence) -> list:
-    return [_plain_elements(v) if isinstance(v, _SEQUENCES) else data(v) for v in sequence]
-
-
-def _pack(op: Op, sequence):
+def _pack(name: str, sequence):
     """A list or tuple operand holding tracked values as one tracked array, recorded so that the
     gradient reaches every element: ``stack`` of its elements (of a regular nest of lists: ``stack`` of
     the innermost elements, then ``reshape``), as ``numpy.asarray`` would arrange them."""
@@ -152,10 +159,10 @@ def _pack(op: Op, sequence):
             packed = _stack_op(*elements)
             return reshape(packed, tuple(lengths) + packed.shape[1:]) if len(lengths) > 1 else packed
         # not a regular nest (say, a tracked array beside a list of numbers): stack level by level
-        return _stack_op(*(_pack(op, v) if isinstance(v, _SEQUENCES) and _holds_tracked(v) else v for v in sequence))
+        return _stack_op(*(_pack(name, v) if isinstance(v, _SEQUENCES) and _holds_tracked(v) else v for v in sequence))
     except (TypeError, ValueError) as error:
         kind = type(sequence).__name__
-        raise type(error)(f"{op.name}: cannot read the {kind} of tracked values as an array: {error}") from None
+        raise type(error)(f"{name}: cannot read the {kind} of tracked values as an array: {error}") from None
 
 
 def _flatten(sequence, lengths: list, depth: int, elements: list) -> bool:
@@ -238,7 +245,7 @@ def _record(op: Op, args, kwargs):
         for i in range(min(n, len(args))):
             if isinstance(raw[i], _SEQUENCES):
                 if _holds_tracked(raw[i]):  # one recorded stack, so the gradient reaches each element
-                    node = _pack(op, raw[i]).tracker
+                    node = _pack(op.name, raw[i]).tracker
                     raw[i], stored[i] = node.data, node
                 else:
                     raw[i] = stored[i] = _as_array(op, raw[i], raw)
