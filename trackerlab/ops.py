@@ -393,7 +393,7 @@ def primitive(f: Callable) -> Callable:
     ... def _(a, b):
     ...     return minus(tl.data(a), tl.data(b)), lambda Δ: (Δ, -Δ)
     >>> minus(tl.param([1.0, 2.0]), [1.0, 1.0])
-    Tracked 2 float64 array:
+    Tracked 2-element float64 array:
     [0. 1.]
     """
 

@@ -241,6 +241,10 @@ class _TrackedValue:
 class TrackedReal(_TrackedValue):
     """A tracked scalar, printed as Flux prints it: ``6.0 (tracked)``.
 
+    ``float(x)``, ``complex(x)`` and ``x.item()`` give Python numbers, except inside a function being
+    differentiated, where they raise (the number would carry no gradient; ``float(tl.data(x))`` says
+    it is meant). ``int(x)`` and ``bool(x)`` work everywhere: their derivative is 0.
+
     >>> param(2) * 3
     6.0 (tracked)
     """
@@ -330,7 +334,11 @@ def tracker(x):
 
 
 def data(x):
-    """The plain value of ``x`` (``x`` itself when it is not tracked).
+    """The plain value of ``x`` (``x`` itself when it is not tracked): what to plot, print or save.
+
+    NumPy never converts a tracked value by itself: ``np.asarray(x)``, ``np.array([x, y])`` and NumPy
+    functions given lists of tracked values raise a ``TypeError``, since the plain result would carry
+    no gradient; write ``np.asarray(tl.data(x))``, or ``tl.stack([x, y])`` to keep tracking.
 
     >>> data(param([1, 2]))
     array([1., 2.])
