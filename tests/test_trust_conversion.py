@@ -32,7 +32,13 @@ def test_a_list_of_tracked_values_in_tl_mean_is_tracked():
 def test_np_sum_of_a_list_of_tracked_values_is_an_error_and_tl_stack_is_the_way():
     with pytest.raises(TypeError, match=LOST) as error:
         tl.gradient(lambda a, b: np.sum([a, b]), 1.0, 2.0)
-    assert "tl.stack([...])" in str(error.value) and "tl.sum([a, b])" in str(error.value)
+    assert str(error.value) == (
+        "a tracked value cannot become a plain NumPy array (np.asarray, np.array, or a NumPy function given a "
+        "list holding tracked values): tracking would be lost and its gradient would silently be 0. Write "
+        "tl.data(x) for the plain value (to plot or print it); for a list of tracked values, build the array "
+        "with tl.stack([...]) (its plain value: tl.data(tl.stack([...]))) or give the list to a tl function "
+        "(tl.sum([a, b]), tl.mean([a, b]))"
+    )
     assert values(tl.gradient(lambda a, b: np.sum(tl.stack([a, b])), 1.0, 2.0)) == (1.0, 1.0)
     assert values(tl.gradient(lambda a, b: tl.sum([a, b]), 1.0, 2.0)) == (1.0, 1.0)
 

@@ -185,7 +185,8 @@ LOST_TRACKING = (
     "a tracked value cannot become a plain NumPy array (np.asarray, np.array, or a NumPy function given "
     "a list holding tracked values): tracking would be lost and its gradient would silently be 0. "
     "Write tl.data(x) for the plain value (to plot or print it); for a list of tracked values, build "
-    "the array with tl.stack([...]) or give the list to a tl function (tl.sum([a, b]), tl.mean([a, b]))"
+    "the array with tl.stack([...]) (its plain value: tl.data(tl.stack([...]))) or give the list to a "
+    "tl function (tl.sum([a, b]), tl.mean([a, b]))"
 )
 
 
