@@ -358,10 +358,8 @@ def test_a_failing_function_leaves_nothing_counted():
     assert float(P) == 2.0
 
 
-@pytest.mark.xfail(
-    not isinstance(RECORDING, threading.local), reason="recording state becomes per thread", strict=True
-)
 def test_the_count_is_kept_per_thread():
+    assert isinstance(RECORDING, threading.local)
     seen = []
     inside = threading.Event()
     done = threading.Event()
