@@ -22,6 +22,7 @@ logaddexp2 negative positive exp exp2 expm1 log log2 log10 log1p sqrt cbrt squar
 arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg matmul vecdot""".split()
 UFUNCS: dict[str, str] = {name: name for name in _SAME}
 UFUNCS.update({"absolute": "abs", "fabs": "abs", "radians": "deg2rad", "degrees": "rad2deg"})
+UFUNCS.update({"remainder": "remainder", "fmod": "fmod", "conjugate": "conj", "divmod": "divmod"})
 
 # ufunc methods that are reductions: (ufunc, method) → (tl function, NumPy's default axis)
 UFUNC_METHODS: dict[tuple[str, str], str] = {
@@ -84,6 +85,10 @@ def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 
 FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {("numpy", name): name for name in _NUMPY_SAME}
 FUNCTIONS.update({("numpy.linalg", name): name for name in _LINALG_SAME})
+_NUMPY_NEW = """real imag angle sinc nan_to_num select linspace kron append column_stack atleast_3d hsplit vsplit
+dsplit rot90 rollaxis partition""".split()
+FUNCTIONS.update({("numpy", name): name for name in _NUMPY_NEW})
+FUNCTIONS.update({("numpy.linalg", name): name for name in "svd svdvals eigh eigvalsh eig eigvals pinv".split()})
 FUNCTIONS.update(
     {
         ("numpy", "amax"): "max",

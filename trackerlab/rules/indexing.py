@@ -141,3 +141,42 @@ from .._backend import library_name  # noqa: E402
 from ..tracked import data  # noqa: E402
 from ._util import array, lift, ns, shape, size, unbroadcast  # noqa: E402
 from .shape import reshape  # noqa: E402
+
+# ----------------------------------------------------------------------------------------------------
+# partition: a selection like sort's, so its sensitivity goes back the same way
+
+
+def _partition_order(x, kth, axis):
+    """The permutation that partitions ``x`` (the backend's ``argpartition``; a full sort, which is one
+    valid partition, where the backend has none)."""
+    xp = ns(x)
+    argpartition = getattr(xp, "argpartition", None)
+    if argpartition is None:
+        return xp.argsort(x, axis=axis, stable=True)
+    return argpartition(x, kth, axis=axis)
+
+
+def _partition(x, kth, axis=-1, kind="introselect", order=None):
+    if order is not None:
+        raise TypeError("partition: order= (structured arrays) is not supported on tracked values")
+    xp = ns(x)
+    x = array(x)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    return xp.take_along_axis(x, _partition_order(x, kth, axis), axis=axis)
+
+
+def _partition_rule(g, ans, x, kth, axis=-1, kind="introselect", order=None):
+    plain = array(data(x))
+    xp = ns(plain)
+    if axis is None:
+        plain, along = xp.reshape(plain, (-1,)), 0
+    else:
+        along = axis
+    back = _scatter_along_axis(g, ans, reshape(x, shape(plain)), _partition_order(plain, kth, along), along)
+    return reshape(back, shape(x))
+
+
+partition = defop("partition", _partition, arity=1, family="indexing", doc="Values partitioned around kth.")
+RULES.update({"partition": (_partition_rule,)})
+register_rules("indexing", RULES)

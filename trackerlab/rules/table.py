@@ -20,8 +20,10 @@ _OPERATORS = {
     "__pos__": "+x",
     "__abs__": "abs(x)",
     "__getitem__": "x[i]",
+    "__mod__": "x % y",
+    "__divmod__": "divmod(x, y)",
 }
-_PROPERTIES = ("T", "mT")
+_PROPERTIES = ("T", "mT", "real", "imag")
 
 HEADER = """# Supported operations
 
@@ -43,8 +45,8 @@ Notes:
   both sensitivities.
 - `split` returns a list of pieces, each one `split` call on the tape; `slogdet` returns
   `(sign, logabsdet)` with the sign plain and `logabsdet` tracked.
-- `norm` covers vector p-norms and the Frobenius, 1, -1, inf and -inf matrix norms (the matrix
-  2-norm and nuclear norm need the SVD, which has no rule).
+- `norm` covers vector p-norms and the Frobenius, 1, -1, inf, -inf, 2, -2 and nuclear matrix norms
+  (the last three through `svdvals`).
 - `cross_entropy(logits, targets, axis=-1, reduction="mean")` takes integer class labels (one per
   row; the classes lie along `axis`) or target probabilities of the logits' shape (one-hot rows or
   soft labels), and returns the mean over rows (`reduction="sum"` or `"none"` otherwise).
