@@ -461,7 +461,7 @@ def _sinc_slope(x):
     series = 0.0
     for k in range(7, 0, -1):
         series = series * x2 + (-1) ** k * 2 * k * math.pi ** (2 * k) / math.factorial(2 * k + 1)
-    return small * (series * x) + (1 - small) * exact
+    return series * x * small + exact * (1 - small)  # tracked on the left: array-API arrays do not defer
 
 
 def _nan_to_num_rule(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -562,18 +562,16 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"linspace: the number of samples, {num}, must be non-negative")
     div = num - 1 if endpoint else num
     xp = namespace(data(start), data(stop))
-    a, b = start, stop
-    if not hasattr(data(a), "shape"):
-        a = xp.asarray(float(data(a))) if not istracked(a) else a
+    real_dtype = _float_dtype(xp, data(start), data(stop))
+    a, b = (v if istracked(v) else _as_float(xp, v, real_dtype) for v in (start, stop))
     base = _broadcast_shape(tuple(getattr(data(a), "shape", ())), tuple(getattr(data(b), "shape", ())))
-    real_dtype = _float_dtype(xp, data(a), data(b))
     steps = xp.reshape(xp.arange(num - 1 if endpoint and num > 1 else num, dtype=real_dtype), (-1,) + (1,) * len(base))
-    delta = b - a
-    step = delta / div if div > 0 else math.nan
+    delta = subtract(b, a)
+    step = divide(delta, div) if div > 0 else math.nan
     # NumPy's formula: start + i * step, and the last sample exactly stop
-    out = a + steps * step if div > 0 else a + steps * delta
+    out = add(a, multiply(steps, step if div > 0 else delta))
     if endpoint and num > 1:
-        out = concatenate([out, expand_dims(broadcast_to(b, base) * 1.0, 0)], axis=0)
+        out = concatenate([out, expand_dims(broadcast_to(b, base), 0)], axis=0)
     if axis != 0 and len(base):
         out = moveaxis(out, 0, axis)
     if dtype is not None:
@@ -593,6 +591,12 @@ def _broadcast_shape(*shapes) -> tuple:
             raise ValueError(f"linspace: start and stop of shapes {' and '.join(map(str, shapes))} do not broadcast")
         out.append(wide.pop() if wide else 1)
     return tuple(out)
+
+
+def _as_float(xp, value, dtype):
+    """A plain endpoint as an array of the backend (complex stays complex, anything else ``dtype``)."""
+    value = xp.asarray(value)
+    return value if xp.isdtype(value.dtype, "complex floating") else xp.astype(value, dtype)
 
 
 def _float_dtype(xp, *values):
