@@ -335,7 +335,7 @@ def test_fmod_and_divmod():
     q, r = divmod(x, 2.0)
     assert not tl.istracked(q) and tl.istracked(r)
     np.testing.assert_array_equal(q, [2.0, -1.0])
-    q2, r2 = np.divmod(x, 2.0)
+    _q2, r2 = np.divmod(x, 2.0)
     np.testing.assert_array_equal(tl.data(r2), tl.data(r))
     d = tl.param(2.0)
     f = np.fmod(x, d)

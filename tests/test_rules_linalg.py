@@ -221,7 +221,7 @@ def test_norm_of_zero_has_a_zero_gradient():
 
 def test_singular_value_gradients_match_the_closed_form():
     # ∂s_i/∂A = u_i v_iᵀ: the 2-norm's gradient is u_0 v_0ᵀ, the nuclear norm's U Vᵀ
-    u, s, vh = np.linalg.svd(M34, full_matrices=False)
+    u, _s, vh = np.linalg.svd(M34, full_matrices=False)
     for ord_, expected in ((2, np.outer(u[:, 0], vh[0])), ("nuc", u @ vh), (-2, np.outer(u[:, -1], vh[-1]))):
         x = tl.param(M34)
         tl.back_(tl.norm(x, ord_))
@@ -234,7 +234,7 @@ def test_singular_value_gradients_match_the_closed_form():
 def test_eigenvalue_gradients_match_the_closed_form():
     # eigvalsh: ∂w_i/∂A = v_i v_iᵀ on a symmetric matrix; NumPy reads the lower triangle, so the gradient
     # is that matrix's lower triangle with the off-diagonal entries doubled
-    w, v = np.linalg.eigh(SYM)
+    _w, v = np.linalg.eigh(SYM)
     x = tl.param(SYM)
     tl.back_(tl.eigvalsh(x)[2])
     outer = np.outer(v[:, 2], v[:, 2])
@@ -261,7 +261,7 @@ def test_decompositions_through_numpy():
     np.testing.assert_allclose(tl.data(u * s @ vh), M34, atol=1e-12)
     assert tl.istracked(np.linalg.svd(x, compute_uv=False)) and tl.istracked(np.linalg.svdvals(x))
     y = tl.param(SYM)
-    w, v = np.linalg.eigh(y)
+    w, _v = np.linalg.eigh(y)
     np.testing.assert_allclose(tl.data(w), np.linalg.eigvalsh(SYM))
     np.testing.assert_allclose(tl.data(np.linalg.eigvalsh(y)), np.linalg.eigvalsh(SYM))
     z = tl.param(ROTATING)
@@ -276,7 +276,7 @@ def test_decompositions_through_numpy():
 
 def test_svd_vectors_at_repeated_singular_values_are_an_error():
     x = tl.param(np.diag([2.0, 2.0, 1.0]))
-    u, s, vh = tl.svd(x)
+    u, _s, vh = tl.svd(x)
     with pytest.raises(ValueError, match=r"svd: the gradient of the singular vectors \(U, Vh\) is undefined where values repeat"):
         tl.back_(tl.sum(u[:, 0] * vh[0]))
     x = tl.param(np.diag([2.0, 2.0, 1.0]))
@@ -290,14 +290,14 @@ def test_svd_extra_columns_of_full_matrices_are_an_error():
     with pytest.raises(ValueError, match=r"svd: with full_matrices=True the last 1 rows of Vh of a 2×3 matrix"):
         tl.back_(tl.sum(vh[2] * vh[2] * np.arange(3.0)))
     x = tl.param(M23)
-    u, s, vh = tl.svd(x)
+    _u, _s, vh = tl.svd(x)
     tl.back_(tl.sum(vh[:2] * vh[:2] * np.arange(3.0)))  # the first k rows are fine
     assert np.all(np.isfinite(x.grad))
 
 
 def test_svd_vectors_of_a_rank_deficient_non_square_matrix_are_an_error():
     x = tl.param(np.outer([1.0, 2.0], [1.0, 0.0, 1.0]))
-    u, s, vh = tl.svd(x, full_matrices=False)
+    u, _s, vh = tl.svd(x, full_matrices=False)
     with pytest.raises(ValueError, match=r"svd: .*undefined (where values repeat|at a zero singular value)"):
         tl.back_(tl.sum(u[:, :1] * vh[:1]))
 

@@ -188,3 +188,13 @@ def test_shape_function_errors_name_the_function():
         tl.rollaxis(tl.param(np.ones((2, 2, 2))), 3)
     with pytest.raises(ValueError, match=r"rollaxis: start 5 is out of bounds"):
         tl.rollaxis(tl.param(np.ones((2, 2, 2))), 0, 5)
+
+
+def test_shape_functions_take_lists_as_numpy_does():
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+    pairs = [(tl.atleast_3d, np.atleast_3d), (tl.rot90, np.rot90), (lambda v: tl.rollaxis(v, 1), lambda v: np.rollaxis(v, 1))]
+    pairs += [(lambda v: tl.hsplit(v, 2)[1], lambda v: np.hsplit(v, 2)[1]), (lambda v: tl.vsplit(v, 2)[0], lambda v: np.vsplit(v, 2)[0])]
+    for ours, numpys in pairs:
+        np.testing.assert_array_equal(ours(rows), numpys(np.array(rows)))
+    np.testing.assert_array_equal(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])]), np.column_stack([[1, 2], [3, 4]]))
+    np.testing.assert_array_equal(tl.data(tl.kron([1.0, 2.0], tl.param([1.0, 10.0]))), [1.0, 10.0, 2.0, 20.0])

@@ -12,8 +12,8 @@ Where a gradient does not exist, back-propagation raises an error naming the ope
 returning one: U and Vh at repeated singular values (or at a zero singular value of a non-square
 matrix), eigenvectors at repeated eigenvalues, a sensitivity on the extra columns of
 ``full_matrices=True``, and ``pinv`` at a rank-deficient matrix. ``eig``'s eigenvectors are
-differentiated with LAPACK's choice of phase (unit length, the largest component real). Complex input is refused (``eig`` of a real matrix may have
-complex results: those are supported).
+differentiated with LAPACK's choice of phase (unit length, the largest component real). Complex input
+is refused (``eig`` of a real matrix may have complex results: those are supported).
 """
 
 from __future__ import annotations
@@ -380,8 +380,14 @@ RULES = {
 register_rules("linalg", RULES)
 
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import array, lift, mT, ns, shape  # noqa: E402
-from ._util import mask  # noqa: E402
+from ._util import (  # noqa: E402
+    array,
+    lift,
+    mask,
+    mT,
+    ns,
+    shape,
+)
 from .elementwise import _complex_op as _complex  # noqa: E402
 from .elementwise import conj, imag, real  # noqa: E402
 from .indexing import getitem  # noqa: E402

@@ -320,7 +320,7 @@ register_rules("linalg", RULES)
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
 from ._util import array, lift, mT, ns, shape, unbroadcast  # noqa: E402
 from .elementwise import multiply  # noqa: E402
-from .shape import expand_dims, moveaxis, reshape, transpose  # noqa: E402
+from .shape import copy, expand_dims, moveaxis, reshape, transpose  # noqa: E402
 
 
 @composite("linalg")
@@ -333,6 +333,7 @@ def kron(x, y):
     Tracked 4-element float64 array:
     [ 1. 10.  2. 20.]
     """
+    x, y = (copy(v) if isinstance(v, list | tuple) else v for v in (x, y))  # array-likes as arrays
     sx, sy = shape(x), shape(y)
     n = max(len(sx), len(sy))
     sx, sy = (1,) * (n - len(sx)) + sx, (1,) * (n - len(sy)) + sy

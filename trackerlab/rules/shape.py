@@ -424,12 +424,18 @@ def _cast(name: str, out, arrays, dtype, casting):
     return astype(out, target)
 
 
+def _operand(x):
+    """A list or tuple given where an array is meant, as an array (through an operation, so that tracked
+    entries stay tracked); anything else as it is."""
+    return copy(x) if isinstance(x, list | tuple) else x
+
+
 @composite("shape")
 def atleast_3d(*arrays):
     """``x`` with at least three axes: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``;
     several arrays give a tuple, as ``numpy.atleast_3d``."""
     out = []
-    for x in arrays:
+    for x in map(_operand, arrays):
         s = shape_of(x)
         if len(s) == 0:
             x = reshape(x, (1, 1, 1))
@@ -445,7 +451,7 @@ def atleast_3d(*arrays):
 def column_stack(arrays):
     """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
     columns = []
-    for a in arrays:
+    for a in map(_operand, arrays):
         s = shape_of(a)
         columns.append(reshape(a, (s[0] if s else 1, 1)) if len(s) < 2 else a)
     return concatenate(columns, axis=1)
@@ -460,6 +466,7 @@ def append(x, values, axis=None):
 
 
 def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
+    x = _operand(x)
     if len(shape_of(x)) < least:
         raise ValueError(f"{name}: only works on arrays of {least} or more dimensions (got shape {shape_of(x)})")
     return split(x, indices_or_sections, axis=axis)
@@ -468,6 +475,7 @@ def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
 @composite("shape")
 def hsplit(x, indices_or_sections):
     """``numpy.hsplit``: split along the second axis (the first for 1-D arrays)."""
+    x = _operand(x)
     return _split_along("hsplit", x, indices_or_sections, 1 if len(shape_of(x)) > 1 else 0, 1)
 
 
@@ -487,6 +495,7 @@ def dsplit(x, indices_or_sections):
 def rot90(x, k=1, axes=(0, 1)):
     """``numpy.rot90``: rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
     towards the second."""
+    x = _operand(x)
     ndim = len(shape_of(x))
     axes = tuple(axes)
     if len(axes) != 2:
@@ -508,6 +517,7 @@ def rot90(x, k=1, axes=(0, 1)):
 @composite("shape")
 def rollaxis(x, axis, start=0):
     """``numpy.rollaxis``: move ``axis`` to lie before position ``start`` (prefer ``moveaxis``)."""
+    x = _operand(x)
     ndim = len(shape_of(x))
     if not -ndim <= axis < ndim:
         raise ValueError(f"rollaxis: axis {axis} is out of bounds for an array of dimension {ndim}")
