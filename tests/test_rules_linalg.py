@@ -346,3 +346,11 @@ def test_cross_with_separate_axes_matches_numpy():
 def test_kron_matches_numpy():
     for a, b in ((M23, rand(2, 2, seed=16)), (v3, M23), (T234, rand(2, 1, seed=17))):
         np.testing.assert_allclose(tl.data(np.kron(tl.param(a), b)), np.kron(a, b))
+
+
+def test_cross_axes_out_of_bounds_are_an_error():
+    x = tl.param(M34)
+    with pytest.raises(ValueError, match=r"cross: axisa=2 is out of bounds for an array of dimension 2"):
+        tl.cross(x, w3, axisa=2)
+    with pytest.raises(ValueError, match=r"cross: axisc=-3 is out of bounds for an array of dimension 2"):
+        np.cross(x, w3, axisa=0, axisc=-3)

@@ -65,11 +65,20 @@ def _cross(x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:  # NumPy: axis overrides the other three
         axisa = axisb = axisc = axis
     xp = ns(x, y)
-    x, y = _to_end(array(x), axisa), _to_end(array(y), axisb)
+    x, y = array(x), array(y)
+    _check_axis("axisa", axisa, x.ndim)
+    _check_axis("axisb", axisb, y.ndim)
+    x, y = _to_end(x, axisa), _to_end(y, axisb)
     if shape(x)[-1] != 3 or shape(y)[-1] != 3:
         raise ValueError("cross: both vectors must have 3 components on the crossed axis")
     out = xp.linalg.cross(x, y, axis=-1)
+    _check_axis("axisc", axisc, out.ndim)
     return _from_end(out, axisc)
+
+
+def _check_axis(name: str, axis: int, ndim: int) -> None:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"cross: {name}={axis} is out of bounds for an array of dimension {ndim}")
 
 
 def _to_end(v, axis: int):
