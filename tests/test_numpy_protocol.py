@@ -153,12 +153,12 @@ def test_non_differentiable_functions_give_plain_results(plain):
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda x: np.linalg.svd(x), "numpy.linalg.svd"),
-        (lambda x: np.linalg.eigh(x), "numpy.linalg.eigh"),
+        (lambda x: np.linalg.qr(x), "numpy.linalg.qr"),
+        (lambda x: np.linalg.lstsq(x, x), "numpy.linalg.lstsq"),
         (lambda x: np.fft.fft(x), "numpy.fft.fft"),
         (lambda x: np.unique(x), "numpy.unique"),
         (lambda x: np.cumprod(x), "numpy.cumprod"),
-        (lambda x: np.remainder(x, 2), "numpy.remainder"),
+        (lambda x: np.nextafter(x, 2), "numpy.nextafter"),
         (lambda x: np.add.outer(x, x), "numpy.add.outer"),
         (lambda x: np.median(x), "numpy.median"),
     ],
@@ -174,8 +174,6 @@ def test_writing_into_a_tracked_value_is_an_error():
         np.sin(x, out=np.empty(3))
     with pytest.raises(TypeError, match=r"numpy\.add: where= is not supported"):
         np.add(x, 1.0, where=np.array([True, False, True]))
-    with pytest.raises(TypeError, match=r"remainder \(x % y\): trackerlab has no gradient rule"):
-        x % 2
 
 
 def test_np_asarray_gives_the_plain_data():
