@@ -15,7 +15,7 @@ def need(name: str):
     try:
         module = importlib.import_module(name)
     except ImportError as error:
-        raise Skipped(f"{name} is not installed ({error}); pip install 'trackerlab[bench]'") from None
+        raise Skipped(f"{name} is not installed ({error}); pip install -e '.[bench]' in a clone") from None
     if name == "torch":
         module.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     return module

@@ -5,6 +5,7 @@ read from the docstrings of the repository's own ``trackerlab`` (no install need
 JavaScript is served from ``vendor/``, so that widgets render, and the stepper steps, with no CDN.
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -20,7 +21,17 @@ copyright = "the trackerlab developers"
 release = version = trackerlab.__version__
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "public_names"]
-exclude_patterns = ["_build", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
+# Only the numbered tutorials are published: a notebook of the reader's own in notebooks/ is not.
+TUTORIAL = re.compile(r"^\d\d_[a-z0-9]+(?:_[a-z0-9]+)*\.(?:en|ja|zh)\.ipynb$")
+
+
+def own_notebooks(root: Path) -> list[str]:
+    """The notebooks in ``notebooks/`` that are not numbered tutorials, as exclude patterns."""
+    books = sorted((root / "notebooks").glob("*.ipynb"))
+    return [f"notebooks/{path.name}" for path in books if not TUTORIAL.match(path.name)]
+
+
+exclude_patterns = ["_build", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store", *own_notebooks(ROOT)]
 
 # --- notebooks: shown as committed, with their widget state -----------------------------------------
 nb_execution_mode = "off"

@@ -277,3 +277,31 @@ def test_the_stepper_steps_in_the_built_pages(served, tmp_path):
     requests = json.loads(result.stdout.splitlines()[-1])
     outside = [url for url in requests if not url.startswith((served, "data:"))]
     assert not outside, outside
+
+
+def test_no_page_tells_people_to_pip_install_the_unrelated_trackerlab():
+    """`trackerlab` on the package index is another project: installs name the distribution trackerlab-ad."""
+    import tomllib
+
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    assert name == "trackerlab-ad"
+    pages = [ROOT / "README.md", *DOCS.glob("*.md"), *DOCS.glob("*.rst"), ROOT / "benchmarks" / "README.md"]
+    wrong = re.compile(r"pip install (?:-U |--upgrade )?[\"']?trackerlab(?![-\w])")
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not wrong.search(text), f"{page.name} tells people to install the unrelated `trackerlab`"
+    assert "trackerlab-ad @ git+" in (DOCS / "index.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_api_reference_shows_real_signatures(site):
+    """No entry reads `(*args, **kwargs)` where the class takes named arguments (BackpropStepper did)."""
+    import inspect
+
+    import trackerlab
+
+    api = html.unescape(re.sub(r"<[^>]+>", "", (site / "api.html").read_text(encoding="utf-8")))
+    assert "BackpropStepper(y, Δ=None, *, labels=None" in api
+    for name in ("BackpropStepper", "Params", "Grads", "Step"):
+        wanted = str(inspect.signature(getattr(trackerlab, name))).replace("'", "")
+        assert f"{name}{wanted}" in api, name

@@ -179,3 +179,21 @@ def test_other_backends_and_edge_cases():
     assert "TrackedArray 0×3 float64" in empty and "dataempty" in empty
     complex_values = text(html_repr(tl.param(np.array([1 + 2j, 3 - 1j])) * 2))
     assert "[2+4j, 6-2j]" in complex_values
+
+
+def test_small_arrays_of_three_or_more_dimensions_are_shown_whole():
+    """A 2×3×4 array is shown value by value, one table per 2-D slice, as NumPy prints it."""
+    values = np.arange(24.0).reshape(2, 3, 4)
+    html = html_repr(tl.param(values))
+    tables = re.findall(r'<table class="tl-table">(.*?)</table>', body(html))
+    data_tables = tables[:2]  # data, then the grad panel's
+    for i, table in enumerate(data_tables):
+        rows = re.findall(r"<tr>(.*?)</tr>", table)
+        shown = [[float(v) for v in re.findall(r"<td>([^<]*)</td>", row)] for row in rows]
+        assert shown == values[i].tolist()
+    assert "[0, :, :]" in text(html) and "[1, :, :]" in text(html)
+    assert "tl-stats" not in body(html) and "first:" not in text(html)
+    four = html_repr(tl.param(np.arange(16.0).reshape(2, 2, 2, 2)))
+    assert all(f"[{i}, {j}, :, :]" in text(four) for i in range(2) for j in range(2))
+    many = html_repr(tl.param(np.zeros((13, 2, 2))))  # more slices than are readable: summarised
+    assert "tl-stats" in body(many)

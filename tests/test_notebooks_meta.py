@@ -35,7 +35,7 @@ MEMORY_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 KANA = re.compile(r"[\u3040-\u30ff]")
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
-PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+PATHS = sorted(path for path in NOTEBOOKS.glob("*.ipynb") if NAME.match(path.name))
 
 
 def _read(path: Path):
@@ -220,3 +220,32 @@ def test_the_execution_script_strips_machine_paths_and_fixes_the_kernel_metadata
     # what cannot be made portable is reported (and the notebook is then not written)
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="saved to /home/someone/model.npz\n")]
     assert script.normalise(nb) == ["cell 0: output mentions '/home/'"]
+
+
+def test_a_notebook_of_your_own_is_neither_a_test_nor_a_page(tmp_path):
+    """`./dev lab` opens notebooks/: a new Untitled.ipynb there must not be run by nbval or published."""
+    import subprocess
+
+    book = nbformat.v4.new_notebook()
+    book.cells.append(nbformat.v4.new_code_cell("1 + 1"))
+    (tmp_path / "conftest.py").write_text((NOTEBOOKS / "conftest.py").read_text(encoding="utf-8"), encoding="utf-8")
+    for name in ("Untitled.ipynb", "my_experiment.ipynb", "01_tracker_tutorial.en.ipynb"):
+        nbformat.write(book, tmp_path / name)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "--nbval", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    collected = result.stdout
+    assert "01_tracker_tutorial.en.ipynb::Cell 0" in collected, collected + result.stderr
+    assert "Untitled" not in collected and "my_experiment" not in collected
+
+    spec = importlib.util.spec_from_file_location("docs_conf", ROOT / "docs" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    (tmp_path / "notebooks").mkdir()
+    for name in ("Untitled.ipynb", "02_inside_the_tracker.zh.ipynb"):
+        nbformat.write(book, tmp_path / "notebooks" / name)
+    assert conf.own_notebooks(tmp_path) == ["notebooks/Untitled.ipynb"]
+    assert all(NAME.match(path.name) for path in NOTEBOOKS.glob("*.ipynb") if conf.TUTORIAL.match(path.name))

@@ -38,7 +38,13 @@ def entry(name: str, value) -> list[str]:
     if inspect.ismodule(value):
         return [f".. automodule:: {target}", ""]
     if inspect.isclass(value):
-        return [f".. autoclass:: {target}", "   :members:", ""]
+        # Python's own reading of the signature (autodoc prefers a base class's ``__new__(*args, **kwargs)``
+        # over the class's ``__init__``, as for the ipywidgets-based BackpropStepper).
+        try:
+            signature = str(inspect.signature(value)).replace("'", "")
+        except (TypeError, ValueError):
+            signature = ""
+        return [f".. autoclass:: {target}{signature}", "   :members:", ""]
     return [f".. autofunction:: {target}", ""]
 
 

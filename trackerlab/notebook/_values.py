@@ -1,5 +1,6 @@
-"""Arrays as HTML for the notebook reprs: small ones as tables, large ones as a summary (range, mean,
-spread, a sparkline histogram and NaN/Inf counts)."""
+"""Arrays as HTML for the notebook reprs: small ones as tables (one table per 2-D slice for three or more
+dimensions, as NumPy prints them), large ones as a summary (range, mean, spread, a sparkline histogram
+and NaN/Inf counts)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ __all__ = ["array_html", "stats"]
 _BARS = "▁▂▃▄▅▆▇█"
 TABLE_ROWS = 12
 TABLE_COLUMNS = 12
+TABLE_SLICES = 12  # an array of three or more dimensions is shown whole up to this many 2-D slices
 
 
 def array_html(x, empty: str) -> str:
@@ -25,7 +27,19 @@ def array_html(x, empty: str) -> str:
         return f'<div class="tl-scalar">{escape(number(a[()]))}</div>'
     if a.ndim <= 2 and a.shape[0] <= TABLE_ROWS and (a.ndim == 1 or a.shape[1] <= TABLE_COLUMNS) and a.size:
         return _table(a)
+    if a.ndim > 2 and a.size and a.shape[-2] <= TABLE_ROWS and a.shape[-1] <= TABLE_COLUMNS:
+        if a.size // (a.shape[-2] * a.shape[-1]) <= TABLE_SLICES:
+            return _slices(a)
     return _summary(a)
+
+
+def _slices(a) -> str:
+    """One table per 2-D slice, each captioned with its index (``[1, :, :]``), in NumPy's order."""
+    parts = []
+    for index in np.ndindex(*a.shape[:-2]):
+        where = ", ".join(str(i) for i in index) + ", :, :"
+        parts.append(f'<div class="tl-key">[{where}]</div>{_table(a[index])}')
+    return f'<div class="tl-slices">{"".join(parts)}</div>'
 
 
 def _table(a) -> str:
