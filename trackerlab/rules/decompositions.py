@@ -11,7 +11,9 @@ because the same routine runs on the same values.
 Where a gradient does not exist, back-propagation raises an error naming the operation instead of
 returning one: U and Vh at repeated singular values (or at a zero singular value of a non-square
 matrix), eigenvectors at repeated eigenvalues, a sensitivity on the extra columns of
-``full_matrices=True``, and ``pinv`` at a rank-deficient matrix. ``eig``'s eigenvectors are
+``full_matrices=True``, and ``pinv`` at a rank-deficient matrix (its singular values below the cutoff).
+Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated: the
+routines cannot resolve them more finely. ``eig``'s eigenvectors are
 differentiated with LAPACK's choice of phase (unit length, the largest component real). Complex input
 is refused (``eig`` of a real matrix may have complex results: those are supported).
 """
@@ -331,7 +333,7 @@ def _phase_term(w, v, along):
     n = v_.shape[-1]
     largest = xp.argmax(xp.abs(v_), axis=-2)  # (..., n): the row p of each column
     rows = xp.reshape(xp.arange(n), (n, 1))
-    pick = xp.astype(rows == xp.expand_dims(largest, axis=-2), xp.float64)  # one-hot (..., n, n)
+    pick = xp.astype(rows == xp.expand_dims(largest, axis=-2), xp.real(v_).dtype)  # one-hot (..., n, n)
     top = xp.sum(v_ * pick, axis=-2)
     if bool(xp.any(xp.abs(xp.imag(top)) > 1e-12)):
         raise ValueError(

@@ -58,9 +58,10 @@ Notes:
 - `svd` records U and Vh as `svd` calls and the singular values as `svdvals`; `eigh` records
   `eigvalsh` and `eigh` (the vectors); `eig` records `eigvals` and `eig`. All of them return NumPy's
   named tuples and take real matrices (`eig`'s results may be complex). Where no gradient exists,
-  back-propagation raises an error naming the operation: U and Vh at repeated singular values (or at a
-  zero singular value of a non-square matrix), or when the loss reaches the extra columns of
-  `full_matrices=True`; eigenvectors at repeated eigenvalues; `pinv` at a rank-deficient matrix. `eigh`
+  back-propagation raises an error naming the operation: U and Vh at repeated singular values or at a
+  zero singular value of a non-square matrix, or when the loss reaches the extra columns of
+  `full_matrices=True`; eigenvectors at repeated eigenvalues; `pinv` at a rank-deficient matrix.
+  Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated. `eigh`
   reads one triangle, as NumPy does, so its gradient lies in that triangle. `eig`'s eigenvectors are
   differentiated with LAPACK's choice of phase (unit length, the largest component real).
 - `remainder` (`%`, `np.mod`) and `fmod` have slope 1 in x and −floor(x / y) (−trunc(x / y)) in y,
