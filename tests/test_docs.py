@@ -64,7 +64,8 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 ENGINE_NAMES = (
     "param data grad tracker istracked isleaf Call backprop_steps Step back_ forward gradient Params Grads "
     "jacobian hessian track grad_rule primitive hook checkpoint nobacksies no_grad update_ zero_grad_ "
-    "optim.Descent optim.Momentum optim.ADAM supported_operations check_grads TrackedReal TrackedArray"
+    "optim.Descent optim.Momentum optim.ADAM supported_operations check_grads TrackedReal TrackedArray "
+    "check_tape detect_anomaly"
 ).split()
 NOTEBOOK_NAMES = ("to_networkx", "plot_tape", "BackpropStepper", "load_ipython_extension")
 
@@ -96,7 +97,7 @@ def scripts(page: str) -> list[str]:
 
 @pytest.mark.slow
 def test_every_page_is_built(site):
-    for page in ("index", "tutorials", "notebook_layer", "julia", "api"):
+    for page in ("index", "tutorials", "notebook_layer", "julia", "api", "finding_a_wrong_gradient"):
         assert (site / f"{page}.html").is_file(), page
     if (DOCS / "operations.md").exists():
         assert "Supported operations" in (site / "operations.html").read_text(encoding="utf-8")

@@ -14,6 +14,7 @@ from . import (
     _methods,  # noqa: F401  (binds operators and methods to tracked values)
     optim,
 )
+from .anomaly import detect_anomaly
 from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
 from .ops import Op, grad_rule, primitive, supported_operations, track
 from .rules.decompositions import eig, eigh, eigvals, eigvalsh, pinv, svd, svdvals
@@ -175,6 +176,7 @@ from .rules.shape import (
     vstack,
 )
 from .rules.utility import checkpoint, hook, identity, nobacksies
+from .tapecheck import check_tape
 from .testing import check_grads
 from .tracked import Call, Tracked, TrackedArray, TrackedReal, data, grad, isleaf, istracked, no_grad, param, tracker
 from .walk import Step, backprop_steps
@@ -212,6 +214,7 @@ __all__ = [
     "broadcast_to",
     "cbrt",
     "check_grads",
+    "check_tape",
     "checkpoint",
     "cholesky",
     "clip",
@@ -228,6 +231,7 @@ __all__ = [
     "data",
     "deg2rad",
     "det",
+    "detect_anomaly",
     "diag",
     "diagonal",
     "diff",

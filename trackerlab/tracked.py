@@ -30,6 +30,20 @@ class _Recording:
 RECORDING = _Recording()
 
 
+class _Anomaly:
+    """How many threads are inside ``detect_anomaly`` (``anomaly.py``); while none, recording costs one check."""
+
+    __slots__ = ("active", "checker", "record")  # slots: the check of ``active`` is the cheapest attribute load
+
+    def __init__(self):
+        self.active = 0
+        self.record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
+        self.checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
+
+
+ANOMALY = _Anomaly()
+
+
 class no_grad:
     """Context manager: inside it, operations on tracked values return plain values and record nothing.
 
@@ -119,6 +133,8 @@ class Tracked:
         self.grad = grad
         self.ref = 0
         self.data = data
+        if ANOMALY.active and f.func is not None:
+            ANOMALY.record(self)
 
     @property
     def op(self) -> str:
@@ -168,6 +184,8 @@ def _new(op, args: tuple, kwargs, out, back=None):
     node.grad = None
     node.ref = 0
     node.data = out
+    if ANOMALY.active:
+        ANOMALY.record(node)
     value = _real_new(TrackedReal) if type(out) is float or not getattr(out, "ndim", 0) else _array_new(TrackedArray)
     value.tracker = node
     return value

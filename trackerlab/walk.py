@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from ._backend import defers, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _TrackedValue, _wrap, data
+from .tracked import _LEAF, ANOMALY, RECORDING, Tracked, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -80,6 +80,7 @@ def backprop_steps(
     g = seed(y, Δ, _who, nest)
     stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
     uses = _count_uses(root, stop)
+    check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
     ready = deque((root,))
@@ -92,6 +93,8 @@ def backprop_steps(
             _release(node, stop, uses, ready)
             continue
         if node.isleaf or node in stop:
+            if check is not None:
+                check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if _pending else ())
             index += 1
             continue
@@ -128,6 +131,8 @@ def backprop_steps(
                     uses[arg] = left - 1
                     if left == 1:
                         push(arg)
+        if check is not None:
+            check(node, g, sent)
         if not _leaves_only:
             yield Step(
                 index,

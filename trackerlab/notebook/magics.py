@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -25,6 +26,9 @@ class TrackMagics(Magics):
     @argument("--back", metavar="NAME", help="back-propagate from this variable after the cell (tl.back_)")
     @argument("--step", action="store_true", help="show the stepper for the --back variable instead of the drawing")
     @argument("--no-graph", action="store_true", help="do not draw the cell's tape")
+    @argument(
+        "--anomaly", action="store_true", help="run the cell and --back under tl.detect_anomaly (a NaN or Inf raises)"
+    )
     @cell_magic
     def track(self, line: str, cell: str):
         """Run the cell with tracking shown.
@@ -39,6 +43,9 @@ class TrackMagics(Magics):
             %%track -p a b --back y
             c = a * b
             y = c + a
+
+        With ``--anomaly`` the cell and the ``--back`` pass run under ``tl.detect_anomaly()``: a NaN or Inf
+        in the backward pass raises an error naming the operation and the line of the cell that made it.
         """
         __tracebackhide__ = True
         args = parse_argstring(self.track, line)
@@ -65,7 +72,8 @@ class TrackMagics(Magics):
             self.shell.showsyntaxerror(filename)  # shown as a plain cell shows it
             raise UsageError("%%track: the cell was not run (syntax error above)") from None
         before = {name: id(value) for name, value in ns.items()}
-        value = _run(tree, filename, ns)
+        with _mode(args.anomaly):
+            value = _run(tree, filename, ns)
 
         # the cell's variables: those it names, and those it bound (a %-magic inside it may bind some)
         bound = [n for n, v in ns.items() if before.get(n) != id(v) and not n.startswith("_")]
@@ -77,7 +85,8 @@ class TrackMagics(Magics):
             from ..api import back_
 
             try:
-                back_(y)
+                with _mode(args.anomaly):
+                    back_(y)
             except ValueError as error:  # an array y, say: say so as a usage error, without a traceback
                 raise UsageError(f"%%track --back {args.back}: {error}") from None
             if args.step:
@@ -111,6 +120,14 @@ class TrackMagics(Magics):
         labels = {value: name for value, name in _labels(ns, names).items() if value.tracker in tape}
         labels[y] = args.name
         _draw(y, labels)
+
+
+def _mode(anomaly: bool):
+    if not anomaly:
+        return contextlib.nullcontext()
+    from ..anomaly import detect_anomaly
+
+    return detect_anomaly()
 
 
 def _run(tree: ast.Module, filename: str, ns: dict):

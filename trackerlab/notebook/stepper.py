@@ -44,7 +44,8 @@ class BackpropStepper(widgets.VBox):
     browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
     longer walk each frame is drawn by the kernel when it is reached. Walks longer than ``max_steps``
     are cut there, with a message, to protect the browser. ``labels`` maps tracked values to the
-    names to show.
+    names to show. ``check``, the report of ``tl.check_tape(y)``, marks the nodes whose rule is wrong
+    in the drawing and gives each frame's node its verdict in the text (and in ``steps``, as ``check``).
 
     >>> import trackerlab as tl
     >>> a, b = tl.param(2.0), tl.param(3.0)
@@ -55,7 +56,17 @@ class BackpropStepper(widgets.VBox):
 
     index = traitlets.Int(0, help="the frame shown, 0 to len(steps) - 1")
 
-    def __init__(self, y, Δ=None, *, labels=None, max_steps: int = 300, static_frames: int = 20, interval: int = 800):
+    def __init__(
+        self,
+        y,
+        Δ=None,
+        *,
+        labels=None,
+        check=None,
+        max_steps: int = 300,
+        static_frames: int = 20,
+        interval: int = 800,
+    ):
         for name, value, least, most in (
             ("max_steps", max_steps, 1, None),
             ("static_frames", static_frames, 0, None),
@@ -65,7 +76,11 @@ class BackpropStepper(widgets.VBox):
                 bounds = f"≥ {least}" if most is None else f"from {least} to {most}"
                 raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
+        self._check = _check_report(check)
         self._frames = Frames(backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps)
+        if self._check is not None:
+            for step, s in zip(self._frames.walk, self._frames.steps):
+                s["check"] = self._check.verdict(step.node)
         self._drawn: set[int] = set()
         count = len(self._frames)
         last = count - 1
@@ -129,7 +144,17 @@ class BackpropStepper(widgets.VBox):
     @property
     def text(self) -> str:
         """The current frame as plain text (deterministic: a checked notebook cell can print it)."""
-        return self._frames.text(self.index)
+        return self._text(self.index)
+
+    def _text(self, i: int) -> str:
+        text = self._frames.text(i)
+        if self._check is None:
+            return text
+        line = _verdict(self._check, self._frames.walk[i].node)
+        if not line:
+            return text
+        head, _, rest = text.partition("\n")
+        return f"{head}\n{line}\n{rest}"
 
     @property
     def truncated(self) -> bool:
@@ -182,20 +207,61 @@ class BackpropStepper(widgets.VBox):
 
     def _frame_html(self, i: int) -> str:
         frames = self._frames
-        drawing = _drawing(self._root, frames, i)
+        drawing = _drawing(self._root, frames, i, self._check)
         return (
             f'<div class="tl-frame" data-step="{i}">'
             f'<div class="tl-frame-body"><div class="tl-frame-drawing">{drawing}</div>'
-            f'<pre class="tl-frame-text">{html.escape(frames.text(i))}</pre></div></div>'
+            f'<pre class="tl-frame-text">{html.escape(self._text(i))}</pre></div></div>'
         )
 
 
-def _drawing(root, frames: Frames, i: int) -> str:
+def _drawing(root, frames: Frames, i: int, check=None) -> str:
     """The tape drawn by the display layer for frame ``i``, as SVG markup."""
     step = frames.walk[i]
+    options = {} if check is None else {"check": check}
     return svg_markup(
-        root, labels=frames.names, highlight=step.node, states=frames.states(i), grads=frames.sensitivities(i)
+        root,
+        labels=frames.names,
+        highlight=step.node,
+        states=frames.states(i),
+        grads=frames.sensitivities(i),
+        **options,
     )
+
+
+def _check_report(check):
+    from ..tapecheck import TapeCheck
+
+    if check is not None and not isinstance(check, TapeCheck):
+        raise TypeError(
+            f"BackpropStepper: check must be the report of tl.check_tape(y), not {type(check).__name__}"
+        )
+    return check
+
+
+def _verdict(check, node) -> str:
+    """The check's verdict on the rule of the frame's node, as one line of the text panel ("" for a leaf)."""
+    entries = check.entries_of(node)
+    verdict = check.verdict(node)
+    if verdict is None:
+        return ""
+    if verdict == "wrong":
+        bad = [e for e in entries if e.bad]
+        parts = []
+        for e in bad:
+            if e.reverse is None:
+                parts.append(f"argument {e.argument + 1}: {e.note}")
+            else:
+                parts.append(
+                    f"argument {e.argument + 1}: reverse {e.reverse:.6g}, numeric {e.numeric:.6g}, "
+                    f"rel. error {e.error:.2e}"
+                )
+        return f"check_tape: ✗ WRONG: the rule of {node.f.name} disagrees with finite differences ({'; '.join(parts)})"
+    if verdict == "undetermined":
+        return f"check_tape: ? undetermined: {next(e.note for e in entries if e.status == 'undetermined')}"
+    if verdict == "skipped":
+        return f"check_tape: – not checked: {next(e.note for e in entries if e.status == 'skipped')}"
+    return f"check_tape: ✓ the rule of {node.f.name} agrees with finite differences"
 
 
 def svg_markup(y, **options) -> str:

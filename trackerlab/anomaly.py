@@ -1,0 +1,262 @@
+"""Anomaly mode: ``detect_anomaly`` notes the user's line that recorded each operation, and the walk raises
+``AnomalyError`` at the first NaN or Inf of the backward pass, naming the operation whose pullback made it.
+
+While no thread is in the mode, recording an operation and each step of the walk cost one check of
+``tracked.ANOMALY.active``; the locations and the checks below run only inside the mode.
+"""
+
+from __future__ import annotations
+
+import cmath
+import contextlib
+import linecache
+import os
+import sys
+import threading
+import weakref
+
+from ._backend import namespace
+from .tracked import ANOMALY, Tracked, data
+
+__all__ = ["AnomalyError", "detect_anomaly", "recorded_at"]
+
+_STACK_DEPTH = 8  # user frames kept per operation (the innermost is the one the error names)
+_SHOWN = 3  # of which an error shows these
+
+
+class _Thread(threading.local):
+    depth = 0  # how many ``detect_anomaly`` blocks this thread is inside
+
+
+_THREAD = _Thread()
+_LOCK = threading.Lock()
+_WHERE: weakref.WeakKeyDictionary[Tracked, tuple] = weakref.WeakKeyDictionary()
+
+
+def _folders() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Where trackerlab's frames (and its array libraries' dispatch) live, and where other libraries'.
+
+    Found when the mode is first entered, so that ``import trackerlab`` imports nothing more."""
+    import importlib.util
+    import sysconfig
+
+    own = [os.path.dirname(os.path.abspath(__file__))]
+    for name in ("numpy", "array_api_compat"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            own.append(os.path.dirname(os.path.abspath(spec.origin)))
+    paths = sysconfig.get_paths()
+    libraries = {os.path.abspath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    return tuple(f + os.sep for f in own), tuple(f + os.sep for f in sorted(libraries))
+
+
+_OWN: tuple[str, ...] = ()  # frames skipped
+_LIBRARIES: tuple[str, ...] = ()  # frames that end the stack of the user's code (a test runner, IPython, ...)
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Context manager (and decorator): a NaN or Inf that appears in the backward pass raises ``AnomalyError``.
+
+    Inside it, every operation recorded on the tape notes the line of your code that recorded it, and
+    every step of the backward pass checks what the pullback sent. The first non-finite sensitivity
+    raises an ``AnomalyError`` (a ``FloatingPointError``) naming the operation whose pullback made it
+    from a finite one, the argument it was sent to, and the file, line and source of the forward call
+    that recorded it. A non-finite seed Δ, or finite contributions that overflow when added up, are
+    reported too. Record the forward pass inside the block as well, or the line is unknown.
+
+    The mode is per thread and re-entrant; outside it nothing is noted or checked.
+
+    >>> import trackerlab as tl
+    >>> with tl.detect_anomaly():
+    ...     x = tl.param([1.0, 0.0])
+    ...     y = tl.sum(tl.sqrt(x))
+    ...     tl.back_(y)
+    Traceback (most recent call last):
+    ...
+    trackerlab.anomaly.AnomalyError: detect_anomaly: the pullback of sqrt sent Inf (1 of 2 elements) to argument 1, ...
+    """
+
+    def __enter__(self):
+        global _OWN, _LIBRARIES
+        if not _OWN:
+            _OWN, _LIBRARIES = _folders()
+        with _LOCK:
+            if _THREAD.depth == 0:
+                ANOMALY.active += 1
+            _THREAD.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        with _LOCK:
+            _THREAD.depth -= 1
+            if _THREAD.depth == 0:
+                ANOMALY.active -= 1
+        return False
+
+
+def recorded_at(x) -> tuple:
+    """Where the operation that made ``x`` was recorded, if it was recorded inside ``detect_anomaly``: the
+    frames of your code as ``(filename, line, function)`` tuples, innermost first; ``()`` when unknown."""
+    node = x.tracker if hasattr(x, "tracker") else x
+    return _WHERE.get(node, ()) if type(node) is Tracked else ()
+
+
+class AnomalyError(FloatingPointError):
+    """A NaN or Inf appeared in the backward pass under ``detect_anomaly``.
+
+    ``node`` is the ``Tracked`` node whose pullback sent it (for a bad seed Δ, the node of ``y``; for
+    contributions that overflowed when added up, the node that received them), ``op`` its operation's
+    name, ``argument`` the position of the argument it was sent to (from 0; ``None`` when no pullback
+    made it), ``where`` the ``(filename, line, function)`` of your code that recorded the
+    operation (``None`` when unknown) and ``stack`` the frames of your code around it, innermost first.
+    """
+
+    def __init__(self, message: str, node=None, argument=None):
+        super().__init__(message)
+        self.node = node
+        self.op = node.f.name if node is not None else None
+        self.argument = argument
+        self.stack = _WHERE.get(node, ()) if node is not None else ()
+        self.where = self.stack[0] if self.stack else None
+
+
+# ----------------------------------------------------------------------------------------------------
+# The two hooks: ``tracked._new`` calls ``_record``, the walk calls ``_checker`` once and its result per step
+
+
+def _record(node: Tracked) -> None:
+    if not _THREAD.depth:  # another thread is in the mode, not this one
+        return
+    frame = sys._getframe(1)
+    own = _OWN
+    stack = []
+    while frame is not None and len(stack) < _STACK_DEPTH:
+        code = frame.f_code
+        filename = code.co_filename
+        if not filename.startswith(own):
+            if stack and filename.startswith(_LIBRARIES):
+                break  # the user's code was called from a library: what is beyond is not theirs
+            stack.append((filename, frame.f_lineno, code.co_name))
+        frame = frame.f_back
+    if stack:
+        _WHERE[node] = tuple(stack)
+
+
+def _checker(root: Tracked, seed):
+    """The walk's per-step check when this thread is in the mode (after checking the seed), else ``None``."""
+    if not _THREAD.depth:
+        return None
+    bad = _non_finite(seed)
+    if bad:
+        raise AnomalyError(
+            f"detect_anomaly: the seed Δ of the backward pass holds {bad}; "
+            f"back-propagation from {root.f.name} starts from a finite sensitivity (pass a finite Δ)"
+            + _location(root, "the value y was recorded"),
+            root,
+        )
+    return _check
+
+
+def _check(node: Tracked, g, sent) -> None:
+    bad = _non_finite(g)
+    if bad:  # every pullback's result was checked: the sum of finite contributions overflowed
+        raise AnomalyError(
+            f"detect_anomaly: the sensitivities arriving at {_what(node)} add up to {bad}, though each one "
+            "was finite: their sum overflowed (scale the loss down, or compute it in a wider dtype)"
+            + _location(node, "it was recorded"),
+            node,
+        )
+    for position, s in enumerate(sent):
+        if s is None:
+            continue
+        bad = _non_finite(s)
+        if bad:
+            raise AnomalyError(_appeared(node, position, g, bad), node, position)
+
+
+ANOMALY.record = _record
+ANOMALY.checker = _checker
+
+
+# ----------------------------------------------------------------------------------------------------
+# Messages
+
+
+def _appeared(node: Tracked, position: int, g, bad: str) -> str:
+    call = node.f
+    lines = [
+        f"detect_anomaly: the pullback of {call.name} sent {bad} to argument {position + 1}, "
+        f"from a finite incoming sensitivity" + _location(node, "the operation was recorded")
+    ]
+    causes = []
+    for i, arg in enumerate(call.args):
+        held = _non_finite(arg.data if type(arg) is Tracked else arg) if _is_numeric(arg) else ""
+        if held:
+            causes.append(f"argument {i + 1} of {call.name} already held {held} in the forward pass")
+    result = _non_finite(node.data)
+    if causes:
+        lines.append(
+            "  " + "; ".join(causes) + ": the bad value came from the forward pass (look at how it was computed)"
+        )
+    elif result:
+        lines.append(
+            f"  its inputs were finite, but its forward result already held {result}: {call.name} was evaluated "
+            "at a singular point (a log, sqrt, division or power at 0, say)"
+        )
+    else:
+        lines.append(
+            f"  its inputs and result were finite in the forward pass: the rule of {call.name} is undefined "
+            "or overflows at these values (a log, sqrt, division or power at 0, say)"
+        )
+    return "\n".join(lines)
+
+
+def _what(node: Tracked) -> str:
+    return "a parameter" if node.isleaf else f"the result of {node.f.name}"
+
+
+def _location(node: Tracked, what: str) -> str:
+    stack = _WHERE.get(node)
+    if not stack:
+        if node.isleaf:
+            return ""
+        return f"\n  ({what} outside detect_anomaly, so its line is unknown: run the forward pass inside the block too)"
+    text = ""
+    for depth, (filename, line, function) in enumerate(stack[:_SHOWN]):
+        text += f"\n  {what + ' at' if depth == 0 else 'called from'} {filename}:{line}, in {function}"
+        source = linecache.getline(filename, line).strip()
+        if source:
+            text += f"\n      {source}"
+    return text
+
+
+def _is_numeric(value) -> bool:
+    value = data(value)
+    return isinstance(value, float | int | complex) or hasattr(value, "dtype")
+
+
+def _non_finite(value) -> str:
+    """``""`` for a finite value, else what it holds: ``NaN``, ``inf``, ``-inf``, or a count of them."""
+    value = data(value)
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, float | int | complex):
+        if cmath.isfinite(value):
+            return ""
+        return "NaN" if cmath.isnan(value) else str(value)
+    if not hasattr(value, "dtype"):
+        return ""
+    try:
+        xp = namespace(value)
+        finite = xp.isfinite(value)
+        if bool(xp.all(finite)):
+            return ""
+        nan = int(xp.sum(xp.astype(xp.isnan(value), xp.int64)))
+        size = int(getattr(value, "size", 1) or 1)
+        count = size - int(xp.sum(xp.astype(finite, xp.int64)))
+    except (TypeError, ValueError, AttributeError):  # object arrays and the like: nothing to say
+        return ""
+    if getattr(value, "ndim", 0) == 0:
+        return "NaN" if nan else str(float(value) if not xp.isdtype(value.dtype, "complex floating") else value)
+    kinds = " and ".join(k for k, n in (("NaN", nan), ("Inf", count - nan)) if n)
+    return f"{kinds} ({count} of {size} elements)"

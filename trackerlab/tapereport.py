@@ -1,0 +1,201 @@
+"""The report of ``check_tape``: ``TapeCheck`` (plain data, with a text and an HTML repr) and its entries,
+one per checked argument of each recorded operation."""
+
+from __future__ import annotations
+
+from .tracked import Tracked, _TrackedValue
+
+__all__ = ["OK", "SKIPPED", "UNDETERMINED", "WRONG", "TapeCheck", "TapeCheckEntry"]
+
+# The four verdicts an entry can have.
+OK, WRONG, UNDETERMINED, SKIPPED = "ok", "wrong", "undetermined", "skipped"
+_LISTED = 40  # a report with more entries lists only those that are not ok
+
+
+class TapeCheckEntry:
+    """One checked argument of one recorded operation (plain data).
+
+    ``node`` is the ``Tracked`` node, ``number`` its operation's number in the report (1 for the first
+    recorded), ``op`` the operation's name, ``argument`` the position of the argument in the call (from
+    0; ``None`` when the whole operation was skipped), ``reverse`` the rule's ``⟨ū, J v⟩`` (the
+    pullback of a random cotangent ``ū``, dotted with a random direction ``v``), ``numeric`` the
+    central finite difference of ``⟨ū, f(x + εv)⟩``, ``error`` their relative difference, ``status``
+    one of ``"ok"``, ``"wrong"``, ``"undetermined"`` or ``"skipped"``, and ``note`` says why when it is
+    not ``"ok"``.
+    """
+
+    __slots__ = ("argument", "error", "node", "note", "number", "numeric", "op", "reverse", "status")
+
+    def __init__(self, node, number, op, argument, reverse, numeric, error, status, note=""):
+        self.node: Tracked = node
+        self.number: int = number
+        self.op: str = op
+        self.argument: int | None = argument
+        self.reverse: float | None = reverse
+        self.numeric: float | None = numeric
+        self.error: float | None = error
+        self.status: str = status
+        self.note: str = note
+
+    @property
+    def ok(self) -> bool:
+        """The rule agrees with finite differences for this argument."""
+        return self.status == OK
+
+    @property
+    def bad(self) -> bool:
+        """The rule disagrees with finite differences for this argument."""
+        return self.status == WRONG
+
+    def __repr__(self) -> str:
+        argument = "" if self.argument is None else f", argument={self.argument}"
+        numbers = "" if self.error is None else f", reverse {self.reverse:.6g}, numeric {self.numeric:.6g}"
+        return f"TapeCheckEntry(#{self.number} {self.op}{argument}: {self.status}{numbers})"
+
+
+class TapeCheck:
+    """The report of ``check_tape(y)``: plain data with a text and an HTML repr.
+
+    ``entries`` holds one ``TapeCheckEntry`` per checked argument of each recorded operation (and one
+    per operation skipped as a whole), in the order the operations were recorded; ``wrong`` the
+    ``Tracked`` nodes whose rule disagrees with finite differences, ``undetermined`` those finite
+    differences could not judge (inputs at a kink); ``leaves`` counts the parameters (nothing to
+    check). The report is true when no rule is wrong; ``.ok`` says the same.
+    """
+
+    def __init__(self, entries, leaves: int, *, eps: float, rtol: float, atol: float, seed: int):
+        self.entries: tuple[TapeCheckEntry, ...] = tuple(entries)
+        self.leaves = leaves
+        self.eps, self.rtol, self.atol, self.seed = eps, rtol, atol, seed
+        self.wrong: tuple[Tracked, ...] = self._nodes(WRONG)
+        self.undetermined: tuple[Tracked, ...] = tuple(n for n in self._nodes(UNDETERMINED) if n not in self.wrong)
+        self.operations = len({id(e.node) for e in self.entries})
+
+    def _nodes(self, status: str) -> tuple:
+        found: dict[int, Tracked] = {}
+        for e in self.entries:
+            if e.status == status:
+                found.setdefault(id(e.node), e.node)
+        return tuple(found.values())
+
+    @property
+    def ok(self) -> bool:
+        """No recorded rule disagrees with finite differences."""
+        return not self.wrong
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def verdict(self, x) -> str | None:
+        """The verdict on the operation that made ``x`` (a tracked value or its node): ``"wrong"`` if any
+        argument's check failed, else ``"undetermined"``, ``"skipped"`` or ``"ok"``; ``None`` when the
+        report has no entry for it (a leaf, or a value not on the checked tape)."""
+        node = x.tracker if isinstance(x, _TrackedValue) else x
+        statuses = {e.status for e in self.entries if e.node is node}
+        for status in (WRONG, UNDETERMINED, SKIPPED, OK):
+            if status in statuses:
+                return status
+        return None
+
+    def entries_of(self, x) -> tuple[TapeCheckEntry, ...]:
+        """The entries of the operation that made ``x`` (a tracked value or its node)."""
+        node = x.tracker if isinstance(x, _TrackedValue) else x
+        return tuple(e for e in self.entries if e.node is node)
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _shown(self) -> set:
+        """The entries the reprs list: all of a short report, only those that are not ok of a long one."""
+        if len(self.entries) <= _LISTED:
+            return set(self.entries)
+        return {e for e in self.entries if e.status != OK}
+
+    def summary(self) -> str:
+        """One line: how many operations were checked and how many rules are wrong."""
+        n, bad, unsure = self.operations, len(self.wrong), len(self.undetermined)
+        ops = f"{n} recorded operation{'s' if n != 1 else ''}"
+        if bad:
+            head = f"check_tape: {bad} of {ops} disagree{'s' if bad == 1 else ''} with finite differences"
+        else:
+            head = f"check_tape: every rule of the {ops} agrees with finite differences"
+        if unsure:
+            head += f" ({unsure} undetermined)"
+        return head
+
+    def __repr__(self) -> str:
+        rows = [_row(e) for e in self.entries]
+        header = ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        lines = [self.summary(), _settings(self)]
+        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        shown = self._shown()
+        for e, r in zip(self.entries, rows):
+            if e in shown:
+                lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+                if e.note:
+                    lines.append(f"      {e.note}")
+        if len(shown) < len(self.entries):
+            lines.append(f"  … and {len(self.entries) - len(shown)} more that agree (.entries lists them all)")
+        if self.leaves:
+            lines.append(f"  and {self.leaves} parameter{'s' if self.leaves != 1 else ''} (leaves: nothing to check)")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        wrong = "var(--jp-error-color1, #e0383e)"
+        muted = "var(--jp-ui-font-color2, #8a8a8a)"
+        cells = "padding: 2px 8px; text-align: left; border-bottom: 1px solid rgba(128, 128, 128, 0.35);"
+        out = [
+            '<div class="tl-tapecheck" style="font-family: var(--jp-code-font-family, monospace); font-size: 12px;">',
+            f'<div style="font-weight: bold; {"color: " + wrong if self.wrong else ""}">'
+            f"{html.escape(self.summary())}</div>",
+            f'<div style="color: {muted};">{html.escape(_settings(self).strip())}</div>',
+            '<table style="border-collapse: collapse; margin-top: 4px;"><thead><tr>',
+        ]
+        for h in ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict"):
+            out.append(f'<th style="{cells}">{html.escape(h)}</th>')
+        out.append("</tr></thead><tbody>")
+        shown = self._shown()
+        for e in self.entries:
+            if e not in shown:
+                continue
+            style = f"color: {wrong}; font-weight: bold;" if e.bad else (f"color: {muted};" if e.status != OK else "")
+            out.append(f'<tr class="tl-check-{e.status}" style="{style}">')
+            for cell in _row(e):
+                out.append(f'<td style="{cells}">{html.escape(cell)}</td>')
+            out.append("</tr>")
+            if e.note:
+                out.append(
+                    f'<tr class="tl-check-{e.status}" style="{style}"><td></td>'
+                    f'<td colspan="6" style="{cells} font-weight: normal;">{html.escape(e.note)}</td></tr>'
+                )
+        out.append("</tbody></table>")
+        if len(shown) < len(self.entries):
+            more = len(self.entries) - len(shown)
+            out.append(f'<div style="color: {muted};">… and {more} more that agree (.entries lists them all)</div>')
+        if self.leaves:
+            s = "s" if self.leaves != 1 else ""
+            out.append(f'<div style="color: {muted};">and {self.leaves} parameter{s} (leaves: nothing to check)</div>')
+        out.append("</div>")
+        return "".join(out)
+
+
+def _settings(report: TapeCheck) -> str:
+    return (
+        f"  central differences, step {report.eps:g}, random direction and cotangent (seed {report.seed}); "
+        f"wrong when |reverse − numeric| > {report.atol:g} + {report.rtol:g}·max(|reverse|, |numeric|)"
+    )
+
+
+def _row(e: TapeCheckEntry) -> tuple:
+    def number(v):
+        return "" if v is None else f"{v:.6g}"
+
+    verdict = {OK: "ok", WRONG: "✗ WRONG", UNDETERMINED: "? undetermined", SKIPPED: "– skipped"}[e.status]
+    argument = "" if e.argument is None else str(e.argument + 1)  # prose counts arguments from 1
+    error = "" if e.error is None else f"{e.error:.2e}"
+    return (f"#{e.number}", e.op, argument, number(e.reverse), number(e.numeric), error, verdict)
