@@ -17,7 +17,6 @@ from . import (
 from .anomaly import detect_anomaly
 from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
 from .ops import Op, grad_rule, primitive, supported_operations, track
-from .rules.decompositions import eig, eigh, eigvals, eigvalsh, pinv, svd, svdvals
 from .rules.elementwise import (
     abs,
     add,
@@ -78,6 +77,7 @@ from .rules.elementwise import (
     tanh,
     where,
 )
+from .rules.factorizations import eig, eigh, eigvals, eigvalsh, pinv, svd, svdvals
 from .rules.indexing import (
     getitem,
     partition,

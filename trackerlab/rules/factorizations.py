@@ -83,19 +83,36 @@ def _pinv(x, rcond=None, hermitian=False, *, rtol=None):
     return pinv_(array(x)) if cutoff is None else pinv_(array(x), rtol=cutoff)
 
 
-_svd_op = defop("svd", _svd, arity=1, family="linalg", doc="U or Vh of the singular value decomposition.")
-svdvals = defop("svdvals", _svdvals, arity=1, family="linalg", doc="The singular values, largest first.")
-_eigh_op = defop("eigh", _eigh_vectors, arity=1, family="linalg", doc="The eigenvectors of a symmetric matrix.")
-eigvalsh = defop("eigvalsh", _eigvalsh, arity=1, family="linalg", doc="The eigenvalues of a symmetric matrix.")
-_eig_op = defop("eig", _eig_vectors, arity=1, family="linalg", doc="The eigenvectors of a square matrix.")
-eigvals = defop("eigvals", _eigvals, arity=1, family="linalg", doc="The eigenvalues of a square matrix.")
-pinv = defop("pinv", _pinv, arity=1, family="linalg", doc="The Moore-Penrose pseudo-inverse.")
+def _real(name: str, impl):
+    """The forward ``impl`` refusing complex matrices, which the rules here do not cover."""
+
+    def checked(x, *args, **kwargs):
+        refuse_complex(name, x, why="the rules here cover real matrices")
+        return impl(x, *args, **kwargs)
+
+    checked.__name__ = name
+    return checked
+
+
+_svd_op = defop("svd", _real("svd", _svd), arity=1, family="linalg", doc="U or Vh of the singular value decomposition.")
+svdvals = defop(
+    "svdvals", _real("svdvals", _svdvals), arity=1, family="linalg", doc="The singular values, largest first."
+)
+_eigh_op = defop(
+    "eigh", _real("eigh", _eigh_vectors), arity=1, family="linalg", doc="The eigenvectors of a symmetric matrix."
+)
+eigvalsh = defop(
+    "eigvalsh", _real("eigvalsh", _eigvalsh), arity=1, family="linalg", doc="The eigenvalues of a symmetric matrix."
+)
+_eig_op = defop("eig", _real("eig", _eig_vectors), arity=1, family="linalg", doc="The eigenvectors of a square matrix.")
+eigvals = defop(
+    "eigvals", _real("eigvals", _eigvals), arity=1, family="linalg", doc="The eigenvalues of a square matrix."
+)
+pinv = defop("pinv", _real("pinv", _pinv), arity=1, family="linalg", doc="The Moore-Penrose pseudo-inverse.")
 
 
 def _refuse_complex(name: str, x) -> None:
-    plain = data(x)
-    if istracked(x) and ns(plain).isdtype(plain.dtype, "complex floating"):
-        raise TypeError(f"{name}: complex input has no gradient rule here; differentiate real matrices only")
+    refuse_complex(name, x, why="the rules here cover real matrices")
 
 
 def _refuse_hermitian(name: str, x, hermitian) -> None:
@@ -178,9 +195,7 @@ def _plain(x):
 
 
 def _require_real(name: str, x) -> None:
-    plain = data(x)
-    if ns(plain).isdtype(plain.dtype, "complex floating"):
-        raise TypeError(f"{name}: complex input has no gradient rule here; differentiate real matrices only")
+    refuse_complex(name, x, why="the rules here cover real matrices")
 
 
 def _require_distinct(name: str, values, what: str, sorted_: bool) -> None:
@@ -388,6 +403,7 @@ from ._util import (  # noqa: E402
     mask,
     mT,
     ns,
+    refuse_complex,
     shape,
 )
 from .elementwise import _complex_op as _complex  # noqa: E402
