@@ -47,6 +47,14 @@ CUPY_SKIP = _cupy_reason()
 BACKENDS = [
     "numpy",
     "array_api_strict",
+    "devicearray",  # the strict stand-in for a GPU library (tests/devicearray.py): CuPy's rules without a GPU
+    pytest.param("cupy", marks=pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))),
+]
+
+
+# Device libraries: the strict stand-in everywhere, CuPy where a GPU is (tests/test_backends.py, tests/test_device*.py).
+DEVICES = [
+    "devicearray",
     pytest.param("cupy", marks=pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))),
 ]
 
@@ -58,9 +66,27 @@ def namespace_of(backend: str):
         import array_api_strict
 
         return array_api_strict
+    if backend == "devicearray":
+        import devicearray
+
+        return devicearray
     import cupy
 
     return cupy
+
+
+def host(value):
+    """A device value copied to the host, explicitly (``.get()``, as CuPy spells it)."""
+    return value.get() if hasattr(value, "get") and not isinstance(value, dict) else np.asarray(value)
+
+
+def no_synchronize(backend: str):
+    """A block in which a device-to-host synchronisation is an error (``cupyx.allow_synchronize(False)``)."""
+    if backend == "cupy":
+        import cupyx
+
+        return cupyx.allow_synchronize(False)
+    return namespace_of(backend).allow_synchronize(False)
 
 
 def on(backend: str, value):
@@ -75,7 +101,12 @@ def on(backend: str, value):
 
 
 def check(f, *args, backend: str = "numpy", order: int = 2, **options):
-    """``tl.check_grads(f, *args, order=2)`` with the arrays on ``backend``; the one gradient check."""
+    """``tl.check_grads(f, *args, order=2)`` with the arrays on ``backend``; the one gradient check.
+
+    ``check_grads`` weighs ``f``'s output by ``Σ u·y + ½ w·y²``, so every case is checked through a
+    nonlinear composition: a linear or piecewise-linear rule whose pullback drops the tape (of its
+    sensitivity or of its result) fails at order 2, though its own second derivative is zero.
+    """
     tl.check_grads(f, *(on(backend, a) for a in args), order=order, **options)
 
 

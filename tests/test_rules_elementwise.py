@@ -224,6 +224,9 @@ def test_float32_stays_float32():
     y = tl.sum(tl.exp(x) * 2.0 + tl.sin(x) / x)
     tl.back_(y)
     assert tl.data(y).dtype == np.float32 and x.grad.dtype == np.float32
+    v = np.array([0.5, 1.5])
+    np.testing.assert_allclose(tl.data(y), np.sum(np.exp(v) * 2 + np.sin(v) / v), rtol=1e-6)
+    np.testing.assert_allclose(x.grad, 2 * np.exp(v) + (v * np.cos(v) - np.sin(v)) / v**2, rtol=1e-6)
 
 
 def test_fmax_and_fmin_send_the_sensitivity_to_a_number_facing_nan():

@@ -6,6 +6,7 @@ import pytest
 from test_rules import BACKENDS, check, rand, ruled
 
 import trackerlab as tl
+from trackerlab._backend import namespace
 
 v3, w3 = rand(3), rand(3, seed=1)
 M23, M34 = rand(2, 3, seed=2), rand(3, 4, seed=3)
@@ -19,7 +20,7 @@ T342 = rand(3, 4, 2, seed=9)
 
 def spd(a):
     """A symmetric positive-definite matrix made from ``a`` (so cholesky's input stays valid)."""
-    return tl.matmul(a, tl.swapaxes(a, -1, -2)) + 3 * np.eye(tl.data(a).shape[-1])
+    return tl.matmul(a, tl.swapaxes(a, -1, -2)) + 3 * namespace(tl.data(a)).eye(tl.data(a).shape[-1])
 
 
 SYM = np.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, -0.5]])  # distinct eigenvalues
@@ -176,20 +177,22 @@ def test_matmul_of_every_rank_on_every_backend(case, backend):
     check(tl.matmul, *MATMUL[case], backend=backend)
 
 
+# (the composite through tl, the same through NumPy on plain arrays, arguments)
 COMPOSITES = [
-    (lambda x: tl.matrix_power(x, 3), SQ),
-    (lambda x: tl.matrix_power(x, -2), SQ),
-    (lambda x: tl.matrix_power(x, 0) * x, SQ),
-    (lambda x, y: tl.multi_dot([x, y, y.T]), M23, M34),
-    (tl.kron, M23, rand(2, 2, seed=16)),
-    (tl.kron, v3, M23),
-    (tl.kron, S, T234),
+    (lambda x: tl.matrix_power(x, 3), lambda x: np.linalg.matrix_power(x, 3), SQ),
+    (lambda x: tl.matrix_power(x, -2), lambda x: np.linalg.matrix_power(x, -2), SQ),
+    (lambda x: tl.matrix_power(x, 0) * x, lambda x: np.linalg.matrix_power(x, 0) * x, SQ),
+    (lambda x, y: tl.multi_dot([x, y, y.T]), lambda x, y: np.linalg.multi_dot([x, y, y.T]), M23, M34),
+    (tl.kron, np.kron, M23, rand(2, 2, seed=16)),
+    (tl.kron, np.kron, v3, M23),
+    (tl.kron, np.kron, S, T234),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(COMPOSITES)))
 def test_composites_of_linalg_operations(case):
-    f, *args = COMPOSITES[case]
+    f, numpy_f, *args = COMPOSITES[case]
+    np.testing.assert_allclose(tl.data(f(*(tl.param(a) for a in args))), numpy_f(*args))
     check(f, *args)
 
 

@@ -79,43 +79,49 @@ def test_shape_rule(name, backend):
         check(f, *args, backend=backend)
 
 
+# (the composite through tl, the same through NumPy on plain arrays, arguments)
 COMPOSITES = [
-    (lambda x, y: tl.hstack([x, y]), A, B),
-    (lambda x, y: tl.vstack([x, y]), V, V),
-    (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), S),
-    (lambda x: tl.fliplr(x) * tl.flipud(x), A),
-    (lambda x: tl.diff(x, 2), V),
-    (lambda x: tl.array_split(x, 4)[3], V),
-    (tl.matrix_transpose, T),
-    (tl.atleast_3d, S),
-    (tl.atleast_3d, V),
-    (lambda x: tl.atleast_3d(x)[..., 0] * tl.atleast_3d(x, x)[1][..., 0], A),
-    (lambda x, y: tl.column_stack([x, y, x]), rand(4, seed=6), C),
-    (lambda x, y: tl.append(x, y), A, V),
-    (lambda x, y: tl.append(x, y, axis=0), A, B),
-    (lambda x: tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.hsplit(x, [1, 2]))], axis=1), A),
-    (lambda x: tl.hsplit(x, 2)[0] * tl.hsplit(x, 2)[1], V),
-    (lambda x: tl.vsplit(x, 2)[0] * tl.vsplit(x, 2)[1], C),
-    (lambda x: tl.dsplit(x, [1])[1] * 2.0 + tl.dsplit(x, [1])[0], T),
-    (tl.rot90, A),
-    (lambda x: tl.rot90(x, 2), A),
-    (lambda x: tl.rot90(x, -1, axes=(2, 0)), T),
-    (lambda x: tl.rot90(x, 7, axes=(1, -1)), rand(2, 3, 4, seed=7)),
-    (lambda x: tl.rollaxis(x, 2), rand(2, 3, 4, seed=7)),
-    (lambda x: tl.rollaxis(x, 0, 3), rand(2, 3, 4, seed=7)),
-    (lambda x: tl.rollaxis(x, -1, 1) * 1.0, rand(2, 3, 4, seed=7)),
-    (lambda x, y: tl.vstack([x, y], casting="no"), A, B),
-    (lambda x, y: tl.hstack([x, y], casting="safe"), A, B),
-    (lambda x, y: tl.concatenate([x, y], axis=1, casting="unsafe"), A, B),
-    (lambda x, y: tl.stack([x, y], axis=1, casting="equiv"), A, B),
-    (lambda x, y: tl.stack([x, y], dtype=tl.data(x).dtype, casting="no"), A, B),
+    (lambda x, y: tl.hstack([x, y]), lambda x, y: np.hstack([x, y]), A, C.T[:2]),
+    (lambda x, y: tl.vstack([x, y]), lambda x, y: np.vstack([x, y]), V, V[::-1]),
+    (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), lambda x: np.atleast_2d(x) * np.atleast_1d(x), S),
+    (lambda x: tl.fliplr(x) * tl.flipud(x), lambda x: np.fliplr(x) * np.flipud(x), A),
+    (tl.fliplr, np.fliplr, A),
+    (tl.flipud, np.flipud, A),
+    (lambda x: tl.diff(x, 2), lambda x: np.diff(x, 2), V),
+    (lambda x: tl.diff(x, axis=0), lambda x: np.diff(x, axis=0), A),
+    (lambda x: tl.array_split(x, 4)[3], lambda x: np.array_split(x, 4)[3], V),
+    (lambda x: tl.array_split(x, 4)[0], lambda x: np.array_split(x, 4)[0], V),
+    (tl.matrix_transpose, np.matrix_transpose, T),
+    (tl.atleast_3d, np.atleast_3d, S),
+    (tl.atleast_3d, np.atleast_3d, V),
+    (lambda x: tl.atleast_3d(x)[..., 0] * tl.atleast_3d(x, x)[1][..., 0], lambda x: np.atleast_3d(x)[..., 0] * np.atleast_3d(x, x)[1][..., 0], A),
+    (lambda x, y: tl.column_stack([x, y, x]), lambda x, y: np.column_stack([x, y, x]), rand(4, seed=6), C),
+    (lambda x, y: tl.append(x, y), lambda x, y: np.append(x, y), A, V),
+    (lambda x, y: tl.append(x, y, axis=0), lambda x, y: np.append(x, y, axis=0), A, B),
+    (lambda x: tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.hsplit(x, [1, 2]))], axis=1), lambda x: np.concatenate([(k + 1.0) * p for k, p in enumerate(np.hsplit(x, [1, 2]))], axis=1), A),
+    (lambda x: tl.hsplit(x, 2)[0] * tl.hsplit(x, 2)[1], lambda x: np.hsplit(x, 2)[0] * np.hsplit(x, 2)[1], V),
+    (lambda x: tl.vsplit(x, 2)[0] * tl.vsplit(x, 2)[1], lambda x: np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1], C),
+    (lambda x: tl.dsplit(x, [1])[1] * 2.0 + tl.dsplit(x, [1])[0], lambda x: np.dsplit(x, [1])[1] * 2.0 + np.dsplit(x, [1])[0], T),
+    (tl.rot90, np.rot90, A),
+    (lambda x: tl.rot90(x, 2), lambda x: np.rot90(x, 2), A),
+    (lambda x: tl.rot90(x, -1, axes=(2, 0)), lambda x: np.rot90(x, -1, axes=(2, 0)), T),
+    (lambda x: tl.rot90(x, 7, axes=(1, -1)), lambda x: np.rot90(x, 7, axes=(1, -1)), rand(2, 3, 4, seed=7)),
+    (lambda x: tl.rollaxis(x, 2), lambda x: np.rollaxis(x, 2), rand(2, 3, 4, seed=7)),
+    (lambda x: tl.rollaxis(x, 0, 3), lambda x: np.rollaxis(x, 0, 3), rand(2, 3, 4, seed=7)),
+    (lambda x: tl.rollaxis(x, -1, 1) * 1.0, lambda x: np.rollaxis(x, -1, 1) * 1.0, rand(2, 3, 4, seed=7)),
+    (lambda x, y: tl.vstack([x, y], casting="no"), lambda x, y: np.vstack([x, y], casting="no"), A, B),
+    (lambda x, y: tl.hstack([x, y], casting="safe"), lambda x, y: np.hstack([x, y], casting="safe"), A, B),
+    (lambda x, y: tl.concatenate([x, y], axis=1, casting="unsafe"), lambda x, y: np.concatenate([x, y], axis=1, casting="unsafe"), A, B),
+    (lambda x, y: tl.stack([x, y], axis=1, casting="equiv"), lambda x, y: np.stack([x, y], axis=1, casting="equiv"), A, B),
+    (lambda x, y: tl.stack([x, y], dtype=tl.data(x).dtype, casting="no"), lambda x, y: np.stack([x, y], dtype=x.dtype, casting="no"), A, B),
 ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", range(len(COMPOSITES)))
 def test_composites_of_shape_operations(case, backend):
-    f, *args = COMPOSITES[case]
+    f, numpy_f, *args = COMPOSITES[case]
+    np.testing.assert_allclose(tl.data(f(*(tl.param(a) for a in args))), numpy_f(*args))
     check(f, *args, backend=backend)
 
 
