@@ -551,8 +551,6 @@ remainder = defop("remainder", _remainder, family="elementwise", doc="x - floor(
 fmod = defop("fmod", _fmod, family="elementwise", doc="x - trunc(x / y) * y, the sign of x (C's fmod).")
 sinc = defop("sinc", _sinc, family="elementwise", doc="sin(πx) / (πx), and 1 at 0.")
 nan_to_num = defop("nan_to_num", _nan_to_num, arity=1, family="elementwise", doc="NaN and ±inf replaced by numbers.")
-mod = remainder
-conjugate = conj
 
 
 def _real_valued(g):
@@ -645,7 +643,10 @@ RULES.update(
 register_rules("elementwise", RULES)
 
 
-from ._util import composite  # noqa: E402
+from ._util import composite, wrapper  # noqa: E402
+
+mod = wrapper("mod")(remainder)  # NumPy's other names for the same operations
+conjugate = wrapper("conjugate")(conj)
 
 
 @composite("elementwise")
