@@ -29,9 +29,16 @@ WEIGHTS2, WEIGHTS3 = np.array([1.0, -2.0]), np.array([1.0, -2.0, 0.5])
 WEIGHTS33 = np.arange(9.0).reshape(3, 3) - 4.0
 
 
+def like(value, constant):
+    """A NumPy test constant on the backend of ``value`` (so the cases run on device arrays too)."""
+    from trackerlab._backend import namespace
+
+    return namespace(tl.data(value)).asarray(constant)
+
+
 def projector(vectors, weights):
     """Σ w_i v_i v_iᵀ: the vectors' signs cancel."""
-    return tl.matmul(vectors * weights, tl.swapaxes(vectors, -1, -2))
+    return tl.matmul(vectors * like(vectors, weights), tl.swapaxes(vectors, -1, -2))
 
 
 def first_pair(u, s, vh):
@@ -150,9 +157,9 @@ CASES = {
         (lambda x: tl.imag(tl.eigvals(x)) * tl.real(tl.eigvals(x)), rand(2, 4, 4, seed=15)),
     ],
     "eig": [
-        (lambda x: tl.real(tl.eig(x)[1] * tl.conj(tl.eig(x)[1])) * WEIGHTS33, ROTATING),
+        (lambda x: tl.real(tl.eig(x)[1] * tl.conj(tl.eig(x)[1])) * like(x, WEIGHTS33), ROTATING),
         (lambda x: tl.real(tl.eig(x)[1][0] * tl.conj(tl.eig(x)[1][1])), ROTATING),
-        (lambda x: tl.real(tl.eig(x)[1]) * WEIGHTS33 + tl.imag(tl.eig(x)[1]) ** 2, ROTATING),  # NumPy's phase
+        (lambda x: tl.real(tl.eig(x)[1]) * like(x, WEIGHTS33) + tl.imag(tl.eig(x)[1]) ** 2, ROTATING),  # NumPy's phase
         (lambda x: tl.eig(x)[1] * tl.eig(x)[1][..., :1, :], SYM),  # real eigenvectors
         (lambda x: tl.imag(tl.eig(x)[1]) + tl.real(tl.eig(x)[1]) ** 2, rand(2, 4, 4, seed=15)),
     ],

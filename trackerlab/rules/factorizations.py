@@ -34,7 +34,7 @@ def _linalg(x, name: str):
     xp = ns(x)
     f = getattr(xp.linalg, name, None)
     if f is None:
-        raise TypeError(f"{name}: the {xp.__name__} namespace has no linalg.{name}")
+        raise TypeError(f"the {xp.__name__} namespace has no linalg.{name}, which this operation needs")
     return f
 
 
@@ -161,7 +161,8 @@ def eigh(x, UPLO="L"):
     [1. 3.]
     """
     _refuse_complex("eigh", x)
-    return EighResult(eigvalsh(x, UPLO=UPLO), _eigh_op(x, UPLO=UPLO))
+    vectors = _eigh_op(x, UPLO=UPLO)  # first, so that an error names eigh
+    return EighResult(eigvalsh(x, UPLO=UPLO), vectors)
 
 
 @wrapper("eig")
@@ -178,7 +179,8 @@ def eig(x):
     [0.+1.j 0.-1.j]
     """
     _refuse_complex("eig", x)
-    return EigResult(eigvals(x), _eig_op(x))
+    vectors = _eig_op(x)  # first, so that an error names eig
+    return EigResult(eigvals(x), vectors)
 
 
 # ----------------------------------------------------------------------------------------------------
