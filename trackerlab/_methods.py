@@ -104,10 +104,6 @@ def _setitem(self, index, value):
     )
 
 
-def _remainder(self, other):
-    raise TypeError("remainder (x % y): trackerlab has no gradient rule for it; apply it to tl.data(x) instead")
-
-
 # name → (the operation behind it, the function); the operation's name goes into docs/operations.md
 _OPERATORS = {
     "__add__": ("add", _binary(E.add)),
@@ -126,6 +122,10 @@ _OPERATORS = {
     "__pos__": ("positive", lambda self: self),
     "__abs__": ("abs", lambda self: E.abs(self)),
     "__getitem__": ("getitem", lambda self, index: I.getitem(self, _index(index))),
+    "__mod__": ("remainder", _binary(E.remainder)),
+    "__rmod__": ("remainder", _reflected(E.remainder)),
+    "__divmod__": ("remainder", _binary(E.divmod)),
+    "__rdivmod__": ("remainder", _reflected(E.divmod)),
 }
 _METHODS = {
     "sum": ("sum", _reduction(R.sum)),
@@ -152,8 +152,12 @@ _METHODS = {
     "dot": ("dot", lambda self, other: L.dot(self, other)),
     "trace": ("trace", lambda self, offset=0, axis1=0, axis2=1: M.trace(self, offset, axis1, axis2)),
     "diagonal": ("diagonal", lambda self, offset=0, axis1=0, axis2=1: M.diagonal(self, offset, axis1, axis2)),
+    "real": ("real", property(lambda self: E.real(self))),
+    "imag": ("imag", property(lambda self: E.imag(self))),
+    "conj": ("conj", lambda self: E.conj(self)),
+    "conjugate": ("conj", lambda self: E.conj(self)),
 }
-_NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "nonzero", "all", "any", "round")
+_NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "argpartition", "nonzero", "all", "any", "round")
 
 # for the generated documentation: each operator and method, by the operation behind it
 OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
@@ -198,7 +202,6 @@ def bind() -> None:
     for name in _NOT_DIFFERENTIABLE:
         setattr(_TrackedValue, name, _plain(name))
     _TrackedValue.__setitem__ = _setitem
-    _TrackedValue.__mod__ = _TrackedValue.__rmod__ = _remainder
     _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
     _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
     _TrackedValue.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: numpy_protocol.array_ufunc(
