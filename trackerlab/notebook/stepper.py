@@ -82,8 +82,7 @@ class BackpropStepper(widgets.VBox):
             backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
         )
         if self._check is not None:
-            for step, s in zip(self._frames.walk, self._frames.steps):
-                s["check"] = self._check.verdict(step.node)
+            self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]
         self._drawn: set[int] = set()
         count = len(self._frames)
         last = count - 1
