@@ -259,6 +259,9 @@ class BackpropStepper(widgets.VBox):
     def close(self) -> None:
         """Close the widget and everything it made, and let go of the tape: a closed stepper holds no
         array of the walk (and nothing keeps an unreferenced one alive)."""
+        if not hasattr(self, "links"):  # a stepper whose construction failed: only the box itself is open
+            super().close()
+            return
         self.play.playing = False
         for link in self.links:
             link.close()
@@ -300,7 +303,7 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
     )
 
 
-MAX_NODES = 60  # boxes in one frame's drawing; a larger tape shows the current node's neighbourhood
+MAX_NODES = 30  # boxes in one frame's drawing; a larger tape shows the current node's neighbourhood, readably
 
 
 def _users(frames: Frames) -> dict:
