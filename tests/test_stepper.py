@@ -448,7 +448,7 @@ def test_a_closed_stepper_lets_go_of_its_tape_and_is_collected():
     assert node() is None and arrays() is None  # closed: the tape is gone while the stepper is referenced
     assert repr(stepper) == "BackpropStepper(4 steps, closed)"
     with pytest.raises(RuntimeError, match=r"BackpropStepper.text: the stepper is closed"):
-        stepper.text
+        _ = stepper.text
     gone = weakref.ref(stepper)
     del stepper
     gc.collect()

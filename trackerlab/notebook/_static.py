@@ -43,11 +43,12 @@ _SCRIPT = """<script>
   var view = root.querySelector(".tl-static-view"), last = frames.length - 1, i = 0, timer = null;
   var icons = %(icons)s, bar = document.createElement("div");
   bar.className = "tl-static-controls";
-  bar.innerHTML =
-    '<button type="button" data-do="first" title="first step" aria-label="first step">' + icons.first + '</button>' +
-    '<button type="button" data-do="previous" title="previous step" aria-label="previous step">' + icons.previous + '</button>' +
-    '<button type="button" data-do="play" title="play" aria-label="play">' + icons.play + '</button>' +
-    '<button type="button" data-do="next" title="next step" aria-label="next step">' + icons.next + '</button>' +
+  function button(what, title) {
+    return '<button type="button" data-do="' + what + '" title="' + title + '" aria-label="' + title + '">' +
+      icons[what] + '</button>';
+  }
+  bar.innerHTML = button("first", "first step") + button("previous", "previous step") + button("play", "play") +
+    button("next", "next step") +
     '<input type="range" min="0" max="' + last + '" value="0" step="1" aria-label="step">' +
     '<span class="tl-static-where"></span>';
   root.insertBefore(bar, view);

@@ -202,8 +202,7 @@ class BackpropStepper(widgets.VBox):
         value = proposal["value"]
         if not 0 <= value < len(self):
             raise traitlets.TraitError(
-                f"BackpropStepper.index: {value} is out of range; there are {len(self)} steps "
-                f"(0 to {len(self) - 1})"
+                f"BackpropStepper.index: {value} is out of range; there are {len(self)} steps (0 to {len(self) - 1})"
             )
         return value
 
@@ -254,7 +253,9 @@ class BackpropStepper(widgets.VBox):
         frames = [
             self.frame_views[i].value if i in self._drawn else self._frame_html(i, drawn=False) for i in range(last + 1)
         ]
-        return static_html(frames, interval=self.speed.value, truncated=self.truncated, extra=_STYLE_ONLY + self.message.value)
+        return static_html(
+            frames, interval=self.speed.value, truncated=self.truncated, extra=_STYLE_ONLY + self.message.value
+        )
 
     def close(self) -> None:
         """Close the widget and everything it made, and let go of the tape: a closed stepper holds no
@@ -265,7 +266,15 @@ class BackpropStepper(widgets.VBox):
         self.play.playing = False
         for link in self.links:
             link.close()
-        for widget in (*self.frame_views, self.stack, self.style_view, self.message, self.slider, self.play, self.speed):
+        for widget in (
+            *self.frame_views,
+            self.stack,
+            self.style_view,
+            self.message,
+            self.slider,
+            self.play,
+            self.speed,
+        ):
             widget.close()
         for widget in (self.previous_button, self.next_button, self.reset_button):
             widget._click_handlers.callbacks.clear()
