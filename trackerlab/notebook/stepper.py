@@ -133,7 +133,7 @@ class BackpropStepper(widgets.VBox):
         if count > static_frames:
             notes.append(
                 f"{count} steps (more than static_frames={static_frames}): each frame is drawn by the kernel "
-                "when you reach it, so a static copy of this page shows only the frames already seen."
+                "when you reach it; a static copy of this page has every frame's text and the drawings already seen."
             )
         self.message = widgets.HTML("".join(f'<div class="tl-message">{html.escape(n)}</div>' for n in notes))
         for i in range(count if count <= static_frames else 1):
