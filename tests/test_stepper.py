@@ -428,7 +428,7 @@ def test_on_a_big_tape_the_drawing_follows_the_current_node():
     assert node == "multiply#80"
     svg = stepper.frame_views[120].value
     assert ">multiply#80<" in svg and ">multiply#200<" not in svg
-    assert ">multiply#70<" in svg and ">multiply#90<" in svg  # its neighbours on both sides
+    assert ">multiply#75<" in svg and ">multiply#85<" in svg  # its neighbours on both sides
     assert "more" in svg
 
 
