@@ -25,7 +25,7 @@ NOTEBOOKS = ROOT / "notebooks"
 TUTORIALS = {
     "01": ("tracker_tutorial", {"en", "ja", "zh"}),
     "02": ("inside_the_tracker", {"en", "zh"}),
-    "03": ("backprop_as_a_graph_walk", {"en"}),
+    "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
     "04": ("training_a_small_model", {"en", "ja", "zh"}),
 }
 NAME = re.compile(r"^(?P<number>\d\d)_(?P<topic>[a-z0-9]+(?:_[a-z0-9]+)*)\.(?P<language>en|ja|zh)\.ipynb$")
