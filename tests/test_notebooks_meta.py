@@ -24,7 +24,7 @@ NOTEBOOKS = ROOT / "notebooks"
 # Each tutorial, by number, and the languages it must exist in.
 TUTORIALS = {
     "01": ("tracker_tutorial", {"en", "ja", "zh"}),
-    "02": ("inside_the_tracker", {"en", "zh"}),
+    "02": ("inside_the_tracker", {"en", "ja", "zh"}),
     "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
     "04": ("training_a_small_model", {"en", "ja", "zh"}),
 }
