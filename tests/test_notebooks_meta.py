@@ -6,6 +6,7 @@ same code, that the committed outputs were made by executing top to bottom, with
 nothing in them names a place on the machine that made them.
 """
 
+import ast
 import importlib.util
 import io
 import re
@@ -25,7 +26,7 @@ TUTORIALS = {
     "01": ("tracker_tutorial", {"en", "ja", "zh"}),
     "02": ("inside_the_tracker", {"en", "ja", "zh"}),
     "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
-    "04": ("training_a_small_model", {"en"}),
+    "04": ("training_a_small_model", {"en", "ja", "zh"}),
 }
 NAME = re.compile(r"^(?P<number>\d\d)_(?P<topic>[a-z0-9]+(?:_[a-z0-9]+)*)\.(?P<language>en|ja|zh)\.ipynb$")
 MACHINE_PATH = re.compile(
@@ -191,6 +192,38 @@ def test_random_numbers_come_from_fixed_seeds(path):
     for call in re.findall(r"train_test_split\([^)]*\)", code, re.S):
         assert re.search(r"random_state\s*=\s*\d+", call), f"{path.name}: train_test_split needs random_state"
     assert not re.search(r"\b(time\.time|perf_counter|datetime\.now)\(", code), f"{path.name}: prints a clock"
+
+
+# Distribution names whose import name is not the name itself with "-" as "_".
+IMPORT_NAMES = {"ipython": "IPython"}
+
+
+def _installed_with_the_package() -> set[str]:
+    """The modules that installing trackerlab brings: its own, its dependencies', and the standard library's."""
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.match(r"[A-Za-z0-9_.-]+", requirement).group(0).lower() for requirement in dependencies}
+    return {"trackerlab", *sys.stdlib_module_names, *(IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names)}
+
+
+def _imported(source: str) -> set[str]:
+    """The top-level modules a code cell imports (IPython's magics and shell lines left out)."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    modules = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            modules.add(node.module.split(".")[0])
+    return modules
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_a_tutorial_needs_nothing_that_installing_trackerlab_does_not_install(path):
+    # `pip install trackerlab-ad`, then open any tutorial: no "No module named ..." in any cell
+    allowed = _installed_with_the_package()
+    for i, cell in enumerate(_code_cells(_read(path)), start=1):
+        missing = _imported(cell.source) - allowed
+        assert not missing, f"{path.name}: code cell {i} imports {sorted(missing)}, which trackerlab does not install"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
