@@ -36,7 +36,7 @@ def _example():
     [
         ("en", "leaf", "made by", ">data<", "4 values on the tape"),
         ("ja", "葉ノード", "が生成", ">値<", "テープ上に 4 個の値"),
-        ("zh", "叶节点", "由 ", ">数据<", "计算带上有 4 个值"),
+        ("zh", "叶节点", "由 ", ">数据<", "条带上有 4 个值"),
     ],
 )
 def test_the_repr_speaks_the_language(code, leaf, made_by, data, values):
