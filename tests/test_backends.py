@@ -1,14 +1,13 @@
 """Backends: the engine asks array-api-compat for the namespace; the same gradients on NumPy,
 array-api-strict and CuPy (skipped without a GPU); values stay on their device; mixing is an error."""
 
+import array_api_strict as xs  # a test dependency: its absence is a failure, not a skip
 import numpy as np
 import pytest
 from test_rules import CUPY_SKIP
 
 import trackerlab as tl
 from trackerlab import _backend
-
-xs = pytest.importorskip("array_api_strict")
 
 needs_gpu = pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))
 

@@ -45,8 +45,8 @@ def test_the_readme_links_every_tutorial():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     linked = set(re.findall(r"\]\((notebooks/[^)]+\.ipynb)\)", readme))
     assert len(linked) >= 4
-    if NOTEBOOKS:  # the notebooks land in their own branch; once here, links and files must agree
-        assert linked == {f"notebooks/{notebook.name}" for notebook in NOTEBOOKS}
+    assert NOTEBOOKS, "no tutorials in notebooks/"
+    assert linked == {f"notebooks/{notebook.name}" for notebook in NOTEBOOKS}
 
 
 @pytest.mark.slow
@@ -79,8 +79,7 @@ def scratch():
 
 @pytest.mark.slow
 def test_a_fresh_environment_from_binder_requirements_runs_every_tutorial(scratch):
-    if not NOTEBOOKS:
-        pytest.skip("no notebooks in this checkout")
+    assert NOTEBOOKS, "no tutorials in notebooks/"
     venv = scratch / "venv"
     python = venv / "bin" / "python"
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "JUPYTER", "MPL"))}

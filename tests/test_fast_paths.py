@@ -66,6 +66,11 @@ def test_leaves_only_walks_agree_with_the_full_walk():
         np.testing.assert_allclose(s.delta, full[s.node])
     all_steps = list(tl.backprop_steps(y))
     assert [s.index for s in leaves] == [s.index for s in all_steps if s.isleaf]  # indices count every node
+    # by hand: d/dx Σ tanh(xw)·x = tanh(xw) + x·w·(1 − tanh²), d/dw = Σ x²·(1 − tanh²)
+    v = np.array([1.0, -2.0, 0.5])
+    t = np.tanh(v * 0.7)
+    np.testing.assert_allclose(full[x.tracker], t + v * 0.7 * (1 - t * t))
+    assert full[w.tracker] == pytest.approx(np.sum(v * v * (1 - t * t)))
     gx, gw = tl.gradient(lambda x, w: tl.sum(tl.tanh(x * w) * x), tl.data(x), 0.7)
     np.testing.assert_allclose(tl.data(gx), full[x.tracker])
     assert tl.data(gw) == pytest.approx(full[w.tracker])

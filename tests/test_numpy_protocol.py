@@ -69,7 +69,8 @@ def test_numpy_spelling_records_the_same_operation(case):
     x = tl.param(x0)
     y = through_numpy(x)
     assert tl.istracked(y)
-    np.testing.assert_allclose(tl.data(y), tl.data(through_tl(x0)))
+    np.testing.assert_allclose(tl.data(y), through_numpy(x0))  # NumPy's own value, on the plain array
+    np.testing.assert_allclose(tl.data(through_tl(x0)), through_numpy(x0))
     g_numpy = tl.gradient(lambda x: tl.sum(through_numpy(x) * 1.5), x0)[0]
     g_tl = tl.gradient(lambda x: tl.sum(through_tl(x) * 1.5), x0)[0]
     np.testing.assert_allclose(tl.data(g_numpy), tl.data(g_tl))
@@ -111,7 +112,8 @@ def test_methods_and_operators_record_the_operation(case):
     method, function = METHODS[case]
     x = tl.param(B)
     assert tl.istracked(method(x))
-    np.testing.assert_allclose(tl.data(method(x)), tl.data(function(x)))
+    np.testing.assert_allclose(tl.data(method(x)), method(B))  # NumPy's own method, on the plain array
+    np.testing.assert_allclose(tl.data(function(x)), method(B))
     g_method = tl.gradient(lambda x: tl.sum(method(x) * method(x)), B)[0]
     g_function = tl.gradient(lambda x: tl.sum(function(x) * function(x)), B)[0]
     np.testing.assert_allclose(tl.data(g_method), tl.data(g_function))
@@ -142,12 +144,19 @@ def test_methods_and_operators_record_the_operation(case):
     ],
 )
 def test_non_differentiable_functions_give_plain_results(plain):
-    x = tl.param(B)
+    x = tl.param(B - 0.5)  # signs of both kinds, and values that floor and ceil change
     result = plain(x)
+    expected = plain(B - 0.5)  # NumPy's own answer on the plain array
     assert not tl.istracked(result)
     if isinstance(result, tuple):
-        result = result[0]
-    assert not isinstance(result, tl.Tracked)
+        assert len(result) == len(expected)
+        for r, e in zip(result, expected):
+            assert not tl.istracked(r) and not isinstance(r, tl.Tracked)
+            np.testing.assert_array_equal(r, e)
+    else:
+        assert not isinstance(result, tl.Tracked)
+        assert np.shape(result) == np.shape(expected)
+        np.testing.assert_array_equal(result, expected)
 
 
 @pytest.mark.parametrize(
@@ -223,3 +232,78 @@ def test_each_ufunc_gives_numpys_value_and_records_it(ufunc):
     assert tl.istracked(tracked) and tracked.tracker.f.name == numpy_protocol.UFUNCS[ufunc]
     np.testing.assert_allclose(tl.data(tracked), expected)
     np.testing.assert_allclose(tl.data(getattr(tl, numpy_protocol.UFUNCS[ufunc])(*args)), expected)
+
+
+# ---------------------------------------------------------------- every NumPy spelling against NumPy itself
+
+# The cases of functions that need more than one matrix argument; every other spelling is called on the
+# matrix A alone. ``check_grads`` then evaluates the same case on plain arrays, that is with NumPy's own
+# function, so the finite differences compare trackerlab's gradient with NumPy's function too.
+C = rng.uniform(-1, 1, (3, 3))
+SPELLED = {
+    "np.array_split": lambda x: np.array_split(x, 2, axis=1)[1],
+    "np.astype": lambda x: np.astype(x, np.float64),
+    "np.broadcast_to": lambda x: np.broadcast_to(x, (2, 3, 3)),
+    "np.clip": lambda x: np.clip(x, 0.0, 1.0),
+    "np.concatenate": lambda x: np.concatenate([x, 2 * x[:1]]),
+    "np.cross": lambda x: np.cross(x, C),
+    "np.cumulative_sum": lambda x: np.cumulative_sum(x, axis=1),
+    "np.dot": lambda x: np.dot(x, C),
+    "np.einsum": lambda x: np.einsum("ij,kj->ik", x, C),
+    "np.expand_dims": lambda x: np.expand_dims(x, 1),
+    "np.hstack": lambda x: np.hstack([x, 2 * x[:, :1]]),
+    "np.inner": lambda x: np.inner(x, C),
+    "np.linalg.cholesky": lambda x: np.linalg.cholesky(x @ x.T),
+    "np.linalg.cross": lambda x: np.linalg.cross(x, C),
+    "np.linalg.matmul": lambda x: np.linalg.matmul(x, C),
+    "np.linalg.matrix_power": lambda x: np.linalg.matrix_power(x, 3),
+    "np.linalg.multi_dot": lambda x: np.linalg.multi_dot([x, C, x]),
+    "np.linalg.outer": lambda x: np.linalg.outer(x[0], x[1]),
+    "np.linalg.slogdet": lambda x: np.linalg.slogdet(x)[1],
+    "np.linalg.solve": lambda x: np.linalg.solve(x, C[:, 0]),
+    "np.linalg.tensordot": lambda x: np.linalg.tensordot(x, C, axes=1),
+    "np.linalg.vecdot": lambda x: np.linalg.vecdot(x, C),
+    "np.moveaxis": lambda x: np.moveaxis(x[None], 0, 2),
+    "np.outer": lambda x: np.outer(x[0], x[1]),
+    "np.pad": lambda x: np.pad(x, ((1, 0), (0, 2))),
+    "np.repeat": lambda x: np.repeat(x, 2, axis=1),
+    "np.reshape": lambda x: np.reshape(x, (9,)),
+    "np.roll": lambda x: np.roll(x, 1, axis=1),
+    "np.split": lambda x: np.split(x, 3, axis=1)[1],
+    "np.squeeze": lambda x: np.squeeze(x[:, None]),
+    "np.stack": lambda x: np.stack([x, 2 * x], axis=1),
+    "np.swapaxes": lambda x: np.swapaxes(x[None], 0, 2),
+    "np.take": lambda x: np.take(x, [2, 0, 0], axis=1),
+    "np.take_along_axis": lambda x: np.take_along_axis(x, np.array([[2, 0], [1, 1], [0, 2]]), axis=1),
+    "np.tensordot": lambda x: np.tensordot(x, C, axes=1),
+    "np.tile": lambda x: np.tile(x, (2, 1)),
+    "np.vdot": lambda x: np.vdot(x, C),
+    "np.vstack": lambda x: np.vstack([x, 2 * x[:1]]),
+    "np.where": lambda x: np.where(A > 3.0, x, 0.5 * x),
+}
+FUNCTION_SPELLINGS = sorted(
+    {spelling for spellings in numpy_protocol.numpy_spellings().values() for spelling in spellings}
+    - {f"np.{ufunc}" for ufunc in numpy_protocol.UFUNCS}  # ufuncs: test_each_ufunc_gives_numpys_value_and_records_it
+)
+
+
+def _numpy_function(spelling: str):
+    value = np
+    for part in spelling.split(".")[1:]:
+        value = getattr(value, part)
+    return value
+
+
+@pytest.mark.parametrize("spelling", FUNCTION_SPELLINGS)
+def test_each_numpy_function_gives_numpys_value_and_gradient(spelling):
+    f = SPELLED.get(spelling) or _numpy_function(spelling)
+    y = f(tl.param(A))
+    assert tl.istracked(y), spelling
+    expected = f(A)  # NumPy's own function, on the plain matrix
+    assert np.shape(tl.data(y)) == np.shape(expected)
+    np.testing.assert_allclose(tl.data(y), expected, rtol=1e-12, atol=1e-12)
+    tl.check_grads(f, A)
+
+
+def test_every_case_names_a_spelling():
+    assert set(SPELLED) <= set(FUNCTION_SPELLINGS)

@@ -75,7 +75,12 @@ def on(backend: str, value):
 
 
 def check(f, *args, backend: str = "numpy", order: int = 2, **options):
-    """``tl.check_grads(f, *args, order=2)`` with the arrays on ``backend``; the one gradient check."""
+    """``tl.check_grads(f, *args, order=2)`` with the arrays on ``backend``; the one gradient check.
+
+    ``check_grads`` weighs ``f``'s output by ``Σ u·y + ½ w·y²``, so every case is checked through a
+    nonlinear composition: a linear or piecewise-linear rule whose pullback drops the tape (of its
+    sensitivity or of its result) fails at order 2, though its own second derivative is zero.
+    """
     tl.check_grads(f, *(on(backend, a) for a in args), order=order, **options)
 
 

@@ -107,17 +107,19 @@ def test_matmul_of_every_rank_on_every_backend(case, backend):
     check(tl.matmul, *MATMUL[case], backend=backend)
 
 
+# (the composite through tl, the same through NumPy on plain arrays, arguments)
 COMPOSITES = [
-    (lambda x: tl.matrix_power(x, 3), SQ),
-    (lambda x: tl.matrix_power(x, -2), SQ),
-    (lambda x: tl.matrix_power(x, 0) * x, SQ),
-    (lambda x, y: tl.multi_dot([x, y, y.T]), M23, M34),
+    (lambda x: tl.matrix_power(x, 3), lambda x: np.linalg.matrix_power(x, 3), SQ),
+    (lambda x: tl.matrix_power(x, -2), lambda x: np.linalg.matrix_power(x, -2), SQ),
+    (lambda x: tl.matrix_power(x, 0) * x, lambda x: np.linalg.matrix_power(x, 0) * x, SQ),
+    (lambda x, y: tl.multi_dot([x, y, y.T]), lambda x, y: np.linalg.multi_dot([x, y, y.T]), M23, M34),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(COMPOSITES)))
 def test_composites_of_linalg_operations(case):
-    f, *args = COMPOSITES[case]
+    f, numpy_f, *args = COMPOSITES[case]
+    np.testing.assert_allclose(tl.data(f(*(tl.param(a) for a in args))), numpy_f(*args))
     check(f, *args)
 
 

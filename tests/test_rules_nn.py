@@ -63,4 +63,7 @@ def test_softmax_and_sigmoid_are_stable():
     np.testing.assert_allclose(tl.data(tl.softmax(big)), [1.0, 0.0, 0.0])
     np.testing.assert_allclose(tl.data(tl.sigmoid(big)), [1.0, 0.5, 0.0])
     np.testing.assert_allclose(tl.data(tl.softplus(big)), [1000.0, np.log(2), 0.0])
-    assert np.all(np.isfinite(tl.data(tl.log_softmax(big))))
+    np.testing.assert_allclose(tl.data(tl.log_softmax(big)), [0.0, -1000.0, -2000.0])
+    np.testing.assert_allclose(tl.data(tl.log_sigmoid(big)), [0.0, -np.log(2), -1000.0])
+    (g,) = tl.gradient(lambda z: tl.sum(tl.log_softmax(z) * np.array([1.0, 2.0, 3.0])), big)
+    np.testing.assert_allclose(tl.data(g), [1.0, 2.0, 3.0] - 6.0 * np.array([1.0, 0.0, 0.0]))

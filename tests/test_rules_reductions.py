@@ -23,11 +23,11 @@ SPECS = {
     "prod": (WITH_ZEROS, 0, False, True),
     "max": (REAL, 1, True, True),
     "min": (REAL, 1, True, True),
-    "var": (REAL, 1, False, True),
-    "std": (REAL, 2, True, True),
+    "var": (REAL, 3, False, True),  # at least 3 per group: a variance that is not 0, and a ddof to draw
+    "std": (REAL, 3, True, True),
     "logsumexp": (REAL, 1, False, True),
     "cumsum": (REAL, 0, False, False),
-    "nansum": (REAL, 0, False, True),
+    "nansum": (st.one_of(st.just(np.nan), REAL), 0, False, True),
     "nanmean": (REAL, 1, False, True),
 }
 
@@ -67,8 +67,8 @@ def reductions(draw, name):
     options = {"axis": axis}
     if keepdims:
         options["keepdims"] = draw(st.booleans())
-    if name in ("var", "std") and reduced > 2 and draw(st.booleans()):
-        options["ddof"] = 1
+    if name in ("var", "std") and draw(st.booleans()):
+        options["ddof"] = draw(st.integers(1, reduced - 1))
     return x, options
 
 
@@ -80,6 +80,68 @@ def test_reduction_rule(name, backend, data):
     x, options = data.draw(reductions(name))
     op = getattr(tl, name)
     check(lambda x: op(x, **options), x, backend=backend)
+
+
+NAN = np.nan
+WITH_NAN = np.array([[0.5, NAN, -1.2, 0.3], [NAN, 1.1, 0.7, -0.4], [0.9, -0.6, NAN, NAN]])
+T = np.random.default_rng(3).uniform(-2, 2, (3, 4, 2))
+
+# Fixed cases each reduction must pass besides the drawn ones: real groups (several distinct elements
+# reduced together), every ddof branch, and NaNs for the NaN-ignoring reductions.
+FIXED = [
+    ("var", T, {}),
+    ("var", T, {"axis": 1}),
+    ("var", T, {"axis": (0, 2), "ddof": 1, "keepdims": True}),
+    ("var", T, {"axis": -1, "ddof": 1}),
+    ("var", T, {"ddof": 3}),
+    ("std", T, {"axis": 1, "ddof": 1}),
+    ("std", T, {"axis": (1, 2), "keepdims": True}),
+    ("nansum", WITH_NAN, {}),
+    ("nansum", WITH_NAN, {"axis": 1}),
+    ("nansum", WITH_NAN, {"axis": 0, "keepdims": True}),
+    ("nanmean", WITH_NAN, {}),
+    ("nanmean", WITH_NAN, {"axis": 1}),
+    ("nanmean", WITH_NAN, {"axis": 0, "keepdims": True}),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name, x, options", FIXED, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FIXED)])
+def test_reduction_rule_on_fixed_cases(name, x, options, backend):
+    op = getattr(tl, name)
+    with np.errstate(invalid="ignore"):
+        expected = getattr(np, name)(x, **options)
+    if backend == "numpy":
+        np.testing.assert_allclose(tl.data(op(x, **options)), expected)
+    check(lambda x: op(x, **options), x, backend=backend)
+
+
+def test_var_and_std_gradients_by_hand():
+    # d var / dx_i = 2 (x_i − mean) / (n − ddof); d std = d var / (2 std)
+    x = T[:, :, 0]
+    for ddof in (0, 1, 2):
+        n = x.shape[1] - ddof
+        centred = x - x.mean(axis=1, keepdims=True)
+        (g,) = tl.gradient(lambda x: tl.sum(tl.var(x, axis=1, ddof=ddof) * np.array([1.0, 2.0, 3.0])), x)
+        np.testing.assert_allclose(tl.data(g), 2 * centred / n * np.array([[1.0], [2.0], [3.0]]))
+        (g,) = tl.gradient(lambda x: tl.sum(tl.std(x, axis=1, ddof=ddof)), x)
+        np.testing.assert_allclose(tl.data(g), centred / (n * np.std(x, axis=1, ddof=ddof, keepdims=True)))
+
+
+def test_nansum_and_nanmean_send_nothing_to_nans():
+    x = tl.param(WITH_NAN)
+    y = tl.nansum(x, axis=1)
+    np.testing.assert_allclose(tl.data(y), np.nansum(WITH_NAN, axis=1))
+    tl.back_(y, [1.0, 2.0, 3.0])
+    present = ~np.isnan(WITH_NAN)
+    np.testing.assert_array_equal(x.grad, present * np.array([[1.0], [2.0], [3.0]]))
+    z = tl.param(WITH_NAN)
+    m = tl.nanmean(z, axis=0)
+    np.testing.assert_allclose(tl.data(m), np.nanmean(WITH_NAN, axis=0))
+    tl.back_(m, [1.0, 1.0, 1.0, 1.0])
+    # each present element gets 1 / (the number of present elements in its column)
+    np.testing.assert_allclose(z.grad, present / present.sum(axis=0))
+    assert np.all(np.isfinite(x.grad)) and np.all(np.isfinite(z.grad))
 
 
 # ---------------------------------------------------------------- what the checks cannot see

@@ -79,21 +79,27 @@ def test_shape_rule(name, backend):
         check(f, *args, backend=backend)
 
 
+# (the composite through tl, the same through NumPy on plain arrays, arguments)
 COMPOSITES = [
-    (lambda x, y: tl.hstack([x, y]), A, B),
-    (lambda x, y: tl.vstack([x, y]), V, V),
-    (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), S),
-    (lambda x: tl.fliplr(x) * tl.flipud(x), A),
-    (lambda x: tl.diff(x, 2), V),
-    (lambda x: tl.array_split(x, 4)[3], V),
-    (tl.matrix_transpose, T),
+    (lambda x, y: tl.hstack([x, y]), lambda x, y: np.hstack([x, y]), A, C.T[:2]),
+    (lambda x, y: tl.vstack([x, y]), lambda x, y: np.vstack([x, y]), V, V[::-1]),
+    (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), lambda x: np.atleast_2d(x) * np.atleast_1d(x), S),
+    (lambda x: tl.fliplr(x) * tl.flipud(x), lambda x: np.fliplr(x) * np.flipud(x), A),
+    (tl.fliplr, np.fliplr, A),
+    (tl.flipud, np.flipud, A),
+    (lambda x: tl.diff(x, 2), lambda x: np.diff(x, 2), V),
+    (lambda x: tl.diff(x, axis=0), lambda x: np.diff(x, axis=0), A),
+    (lambda x: tl.array_split(x, 4)[3], lambda x: np.array_split(x, 4)[3], V),
+    (lambda x: tl.array_split(x, 4)[0], lambda x: np.array_split(x, 4)[0], V),
+    (tl.matrix_transpose, np.matrix_transpose, T),
 ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", range(len(COMPOSITES)))
 def test_composites_of_shape_operations(case, backend):
-    f, *args = COMPOSITES[case]
+    f, numpy_f, *args = COMPOSITES[case]
+    np.testing.assert_allclose(tl.data(f(*(tl.param(a) for a in args))), numpy_f(*args))
     check(f, *args, backend=backend)
 
 

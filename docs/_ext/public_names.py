@@ -3,10 +3,9 @@
     .. public-names:: param data grad optim.Descent
 
 becomes one autodoc entry per name (``autofunction``, ``autoclass`` with its members, or
-``automodule``); ``api.rst`` uses it (reST, as autodoc is). A name the package does not have yet is
-left out with a note in the build log, so the reference follows the package as its parts land;
-``tests/test_docs.py`` checks that every public name of DESIGN.md the package has is in the built
-reference.
+``automodule``); ``api.rst`` uses it (reST, as autodoc is). A name the package does not have is a
+warning, so the build (``sphinx-build -W``) fails; ``tests/test_docs.py`` checks that every public name
+of the package is listed and is in the built reference.
 """
 
 import importlib
@@ -56,7 +55,7 @@ class PublicNames(SphinxDirective):
         for name in " ".join(self.content).split():
             value = lookup(name)
             if value is None:
-                logger.info("public-names: trackerlab has no %s yet; left out", name)
+                logger.warning("public-names: trackerlab has no %s", name, location=self.get_location())
                 continue
             lines += entry(name, value)
         source = self.get_source_info()[0]

@@ -94,19 +94,111 @@ def unbroadcast(x, g):
     """Sum the sensitivity ``g`` back to the shape of the argument ``x`` that NumPy broadcast.
 
     The one place where broadcasting is undone: leading axes that broadcasting added are summed
-    away, and axes where ``x`` had size 1 are summed with the size kept.
+    away, and axes where ``x`` had size 1 are summed with the size kept. A real ``x`` that met a
+    complex operand gets the real part of its sensitivity (see ``real_for``).
     """
     if type(g) is float:  # a Python float is the sensitivity of a scalar result, so x was a scalar too
         return g
     target = shape(x)
     have = shape(g)
-    if have == target:
-        return g
-    lead = len(have) - len(target)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target) if n == 1 and have[lead + i] != 1)
-    if axes:
-        g = sum(g, axis=axes)
-    return g if shape(g) == target else reshape(g, target)
+    if have != target:
+        lead = len(have) - len(target)
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target) if n == 1 and have[lead + i] != 1)
+        if axes:
+            g = sum(g, axis=axes)
+        if shape(g) != target:
+            g = reshape(g, target)
+    try:
+        if g.dtype.kind == "f":  # NumPy's and CuPy's real arrays, the common case: nothing to do
+            return g
+    except AttributeError:
+        pass
+    return real_for(x, g)
+
+
+def is_complex(value) -> bool:
+    """Whether the plain data of ``value`` is complex (a Python complex or an array of a complex dtype)."""
+    value = data(value)
+    kind = type(value)
+    if kind is float or kind is int:
+        return False
+    if kind is complex:
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    letter = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes say it in one letter
+    if letter is not None:
+        return letter == "c"
+    return namespace(value).isdtype(dtype, "complex floating")
+
+
+def real_for(x, s):
+    """The sensitivity ``s`` of the argument ``x``, real where ``x`` is real.
+
+    With the convention of HIPS autograd and JAX, the cotangent of a complex ``z = a + ib`` is
+    ``∂L/∂a − i ∂L/∂b``; that of a real ``x`` is ``∂L/∂x``, which is the real part of what a complex
+    pullback sends it (``x · c`` with ``c`` complex sends ``g · c``; ``∂L/∂x = Re(g · c)``).
+    """
+    if is_complex(s) and not is_complex(x):
+        return real(s)
+    return s
+
+
+ORDERS = "it orders or compares values, which complex numbers do not allow"
+
+
+def refuse_complex(name: str, *values, why: str = ORDERS) -> None:
+    """Raise a clear error if any of ``values`` is complex: ``name`` has no gradient rule for complex input."""
+    for v in values:
+        if v is not None and is_complex(v):
+            raise TypeError(f"{name}: complex input is not supported ({why}); pass real values")
+
+
+def real_only(name: str, impl, why: str = ORDERS):
+    """The forward ``impl`` refusing complex operands, which ``name`` has no gradient rule for (``why``)."""
+
+    def checked(*args, **kwargs):
+        refuse_complex(name, *args, *kwargs.values(), why=why)
+        return impl(*args, **kwargs)
+
+    checked.__name__ = name
+    return checked
+
+
+def keep(condition, g):
+    """``g`` where ``condition`` (plain booleans) holds and exactly 0 elsewhere, even where ``g`` is inf or
+    NaN: the sensitivity of a value that was not selected is 0, never ``0 · inf``."""
+    plain = data(g)
+    if type(plain) is float and getattr(condition, "ndim", 0) == 0:  # a scalar result
+        return g if bool(condition) else 0.0
+    if plain is g:  # a plain walk: the backend's where, without recording
+        return namespace(condition, g).where(condition, g if hasattr(g, "shape") else array(g), 0.0)
+    return where(condition, g, 0.0)
+
+
+def div(a, b):
+    """``a / b`` with NumPy's semantics for Python floats too: division by zero gives inf or NaN with
+    NumPy's RuntimeWarning (as arrays do), never a ``ZeroDivisionError``."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        return divide(a, b)
+
+
+def real_part(g):
+    """The real part of a sensitivity that should be real (that of a real-valued result), where it is complex."""
+    return real(g) if is_complex(g) else g
+
+
+def slope_of_abs(x):
+    """The derivative of ``|x|``: ``sign(x)`` for real ``x`` (a constant of the plain data), ``conj(x) / |x|``
+    for complex ``x`` (written with operations, so it can be differentiated again); 0 at 0, the
+    subgradient, for both."""
+    if not is_complex(x):
+        return sign(x)
+    size_ = abs(x)
+    return conj(x) / (size_ + mask(data(size_) == 0, data(size_)))
 
 
 def spread(g, x, axis=None, keepdims=False):
@@ -176,5 +268,8 @@ class Each(tuple):
         return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
 
 
-from .reductions import sum  # noqa: E402  (the families' rules use each other)
+from .elementwise import _conj as conj  # noqa: E402  (the families' rules use each other)
+from .elementwise import _real as real  # noqa: E402
+from .elementwise import abs, divide, where  # noqa: E402
+from .reductions import sum  # noqa: E402
 from .shape import broadcast_to, reshape, transpose  # noqa: E402

@@ -9,6 +9,7 @@ CuPy, so an element selected twice receives both contributions), and ``_untake``
 from __future__ import annotations
 
 from ..ops import defop, register_rules
+from ._util import real_only
 
 
 def _getitem(x, index):
@@ -87,7 +88,7 @@ getitem = defop("getitem", _getitem, arity=1, family="indexing", doc="``x[index]
 _untake = defop("_untake", _untake, arity=1, family="indexing", doc="The scatter-add that undoes ``getitem``.")
 take = defop("take", _take, arity=1, family="indexing")
 take_along_axis = defop("take_along_axis", _take_along_axis, arity=1, family="indexing")
-sort = defop("sort", _sort, arity=1, family="indexing")
+sort = defop("sort", real_only("sort", _sort), arity=1, family="indexing")
 
 
 def _scatter_along_axis(g, ans, x, indices, axis):

@@ -38,12 +38,15 @@ def _outer(x, y, out=None):
 
 
 def _vdot(x, y):
+    # NumPy's vdot conjugates its first argument: Σ conj(x) y
     xp = ns(x, y)
-    return xp.sum(xp.reshape(array(x), (-1,)) * xp.reshape(array(y), (-1,)))
+    return xp.sum(xp.conj(xp.reshape(array(x), (-1,))) * xp.reshape(array(y), (-1,)))
 
 
 def _vecdot(x, y, axis=-1, **ufunc_options):
-    return ns(x, y).sum(x * y, axis=axis)
+    # NumPy's vecdot conjugates its first argument: Σ conj(x) y along axis
+    xp = ns(x, y)
+    return xp.sum(xp.conj(array(x)) * y, axis=axis)
 
 
 def _tensordot_axes(axes, nx: int, ny: int) -> tuple[list, list]:
@@ -202,6 +205,25 @@ def _vecdot_rule(g, ans, x, y, axis=-1, **options):
     return expand_dims(lift(g, ans), axis % n - n) * y
 
 
+def _conjugated(x, s):
+    """The cotangent of the conjugated argument x of Σ conj(x) y: conj of what the product sends (the
+    convention of HIPS autograd and JAX: z ↦ conj z sends g ↦ conj g)."""
+    return conj(s) if is_complex(s) or is_complex(x) else s
+
+
+def _real_parts(rule: tuple) -> tuple:
+    """``rule`` with each sensitivity made real where its argument is real (a real operand of a complex product)."""
+
+    def real_for_argument(i, pullback):
+        def wrapped(g, ans, *args, **kwargs):
+            return real_for(args[i], pullback(g, ans, *args, **kwargs))
+
+        wrapped.__name__ = getattr(pullback, "__name__", "pullback")
+        return wrapped
+
+    return tuple(real_for_argument(i, p) for i, p in enumerate(rule))
+
+
 def _cross_rule(i: int):
     # d(x × y) = dx × y + x × dy, and g · (dx × y) = dx · (y × g), g · (x × dy) = dy · (g × x)
     def pullback(g, ans, x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):
@@ -276,28 +298,33 @@ def _einsum_rule(i, g, ans, *operands, subscripts, optimize=False):
 
 
 RULES = {
-    "matmul": (_matmul_x, _matmul_y),
-    "dot": (_dot_rule(0), _dot_rule(1)),
-    "inner": (_inner_rule(0), _inner_rule(1)),
-    "outer": (
-        lambda g, ans, x, y, out=None: reshape(matmul(g, reshape(y, (-1,))), shape(x)),
-        lambda g, ans, x, y, out=None: reshape(matmul(reshape(x, (-1,)), g), shape(y)),
+    # products are holomorphic in each operand (no conjugate), except vdot and vecdot, which conjugate x
+    "matmul": _real_parts((_matmul_x, _matmul_y)),
+    "dot": _real_parts((_dot_rule(0), _dot_rule(1))),
+    "inner": _real_parts((_inner_rule(0), _inner_rule(1))),
+    "outer": _real_parts(
+        (
+            lambda g, ans, x, y, out=None: reshape(matmul(g, reshape(y, (-1,))), shape(x)),
+            lambda g, ans, x, y, out=None: reshape(matmul(reshape(x, (-1,)), g), shape(y)),
+        )
     ),
-    "vdot": (
-        lambda g, ans, x, y: reshape(g * reshape(y, (-1,)), shape(x)),
-        lambda g, ans, x, y: reshape(g * reshape(x, (-1,)), shape(y)),
+    "vdot": _real_parts(
+        (
+            lambda g, ans, x, y: _conjugated(x, reshape(g * reshape(y, (-1,)), shape(x))),
+            lambda g, ans, x, y: reshape(g * reshape(_conjugated(x, x), (-1,)), shape(y)),
+        )
     ),
     "vecdot": (
-        lambda g, ans, x, y, axis=-1, **o: unbroadcast(x, _vecdot_rule(g, ans, x, y, axis)),
-        lambda g, ans, x, y, axis=-1, **o: unbroadcast(y, _vecdot_rule(g, ans, y, x, axis)),
+        lambda g, ans, x, y, axis=-1, **o: unbroadcast(x, _conjugated(x, _vecdot_rule(g, ans, x, y, axis))),
+        lambda g, ans, x, y, axis=-1, **o: unbroadcast(y, _vecdot_rule(g, ans, y, _conjugated(x, x), axis)),
     ),
-    "tensordot": (_tensordot_x, _tensordot_y),
-    "cross": (_cross_rule(0), _cross_rule(1)),
-    "einsum": Each(_einsum_rule),
+    "tensordot": _real_parts((_tensordot_x, _tensordot_y)),
+    "cross": _real_parts((_cross_rule(0), _cross_rule(1))),
+    "einsum": Each(lambda i, g, ans, *operands, **kw: real_for(operands[i], _einsum_rule(i, g, ans, *operands, **kw))),
 }
 register_rules("linalg", RULES)
 
 from ..tracked import data  # noqa: E402  (the families' rules use each other)
-from ._util import array, lift, mT, ns, shape, unbroadcast  # noqa: E402
+from ._util import array, conj, is_complex, lift, mT, ns, real_for, shape, unbroadcast  # noqa: E402
 from .elementwise import multiply  # noqa: E402
 from .shape import expand_dims, reshape, transpose  # noqa: E402

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
-from ._util import composite, wrapper
+from ._util import composite, real_only, wrapper
 
 
 def _diagonal_mask(xp, n: int, m: int, offset: int, dtype):
@@ -144,7 +144,9 @@ inv = defop("inv", _linalg("inv"), family="linalg")
 det = defop("det", _linalg("det"), family="linalg")
 _slogdet_op = defop("slogdet", lambda x: ns(x).linalg.slogdet(x)[1], family="linalg", doc="log |det x|")
 solve = defop("solve", _solve, family="linalg")
-cholesky = defop("cholesky", _cholesky, arity=1, family="linalg")
+cholesky = defop(
+    "cholesky", real_only("cholesky", _cholesky, "its rule is for real symmetric matrices"), arity=1, family="linalg"
+)
 _norm_op = defop("norm", _norm, arity=1, family="linalg", doc="Vector and matrix norms, as numpy.linalg.norm.")
 
 
@@ -240,12 +242,66 @@ def _triangle_rule(upper: bool):
 
 
 def _det_rule(g, ans, x):
-    # d det(x) = det(x) tr(x⁻¹ dx)
-    return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x))
+    # d det(x) = tr(adj(x) dx): the gradient is the cofactor matrix adj(x)ᵀ, which is det(x) x⁻ᵀ where x
+    # is well conditioned, and the determinants of the minors where it is not (no inverse needed)
+    inverse = _inverse_if_well_conditioned(x, "det")
+    if inverse is None:
+        return expand_dims(lift(g, ans), (-2, -1)) * _cofactors(x)
+    return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x) if istracked(x) else inverse)
 
 
 def _slogdet_rule(g, ans, x):
-    return expand_dims(lift(g, ans), (-2, -1)) * mT(inv(x))
+    # d log|det x| = Re tr(x⁻¹ dx); at a singular x the slope is adj(x)ᵀ / 0: inf or NaN, as NumPy divides
+    g = expand_dims(lift(real_part(g), ans), (-2, -1))
+    inverse = _inverse_if_well_conditioned(x, "slogdet")
+    if inverse is None:
+        return g * div(_cofactors(x), expand_dims(det(x), (-2, -1)))
+    return g * mT(inv(x) if istracked(x) else inverse)
+
+
+_RCOND = 1e-10  # below this reciprocal condition number, det(x) x⁻¹ keeps too few correct digits
+_LARGEST_COFACTORS = 32  # the minors of an n×n matrix hold n⁴ numbers: 1M for 32×32
+
+
+def _inverse_if_well_conditioned(x, name: str):
+    """The inverse of the plain data of ``x`` where every matrix of it is well conditioned (its reciprocal
+    condition number in the ∞-norm above ``_RCOND``); ``None`` where one is singular or nearly so."""
+    plain = array(data(x))
+    xp = ns(plain)
+    try:
+        inverse = xp.linalg.inv(plain)
+    except ValueError:  # NumPy's and CuPy's LinAlgError: exactly singular
+        inverse = None
+    if inverse is not None:
+        size_ = xp.max(xp.sum(xp.abs(plain), axis=-1), axis=-1)
+        size_inverse = xp.max(xp.sum(xp.abs(inverse), axis=-1), axis=-1)
+        rcond = 1.0 / (size_ * size_inverse)
+        if bool(xp.all(xp.isfinite(size_inverse))) and bool(xp.all(rcond > _RCOND)):
+            return inverse
+    n = shape(x)[-1]
+    if n > _LARGEST_COFACTORS:
+        raise ValueError(
+            f"{name}: the gradient at a singular or nearly singular {n}×{n} matrix needs its cofactors, "
+            f"which trackerlab computes for matrices up to {_LARGEST_COFACTORS}×{_LARGEST_COFACTORS} only"
+        )
+    return None
+
+
+def _cofactors(x):
+    """The cofactor matrix of each matrix of ``x`` (``(-1)^(i+j)`` times the determinant of the minor without
+    row i and column j), taken with ``getitem`` and ``det``, so that it can be differentiated again; it is
+    adj(x)ᵀ, the gradient of det, and needs no inverse, so it holds at singular matrices too."""
+    n = shape(x)[-1]
+    xp = ns(x)
+    plain = array(data(x))
+    if n == 1:
+        return xp.ones_like(plain)
+    keep_ = [[k for k in range(n) if k != i] for i in range(n)]
+    rows = xp.reshape(xp.asarray([[keep_[i] for _ in range(n)] for i in range(n)]), (n, n, n - 1, 1))
+    cols = xp.reshape(xp.asarray([[keep_[j] for j in range(n)] for _ in range(n)]), (n, n, 1, n - 1))
+    minors = getitem(x, (Ellipsis, rows, cols))
+    signs = xp.asarray([[(-1.0) ** (i + j) for j in range(n)] for i in range(n)], dtype=plain.dtype)
+    return det(minors) * signs
 
 
 def _solve_parts(g, ans, a, b):
@@ -281,27 +337,29 @@ def _cholesky_rule(g, ans, x, upper=False):
 
 
 def _norm_rule(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
+    # norms are real functions of |x|: for complex x each |x_i| sends Re(g) · conj(x_i) / |x_i| (the
+    # convention of HIPS autograd and JAX); slope_of_abs is sign(x) for real x
     kind, axes = _norm_axes(len(shape(x)), ord, axis)
-    g = spread(g, x, axes, keepdims)
+    g = spread(real_part(g), x, axes, keepdims)
     norm_ = spread(ans, x, axes, keepdims)
     plain, size_ = data(x), data(norm_)
+    safe = norm_ + mask(size_ == 0, size_)  # at x = 0 the subgradient 0 is taken, as for abs
     if ord in (None, "fro", 2) and (kind == "vector" or ord != 2):
-        return g * x / (norm_ + mask(size_ == 0, plain))
+        return g * (conj(x) if is_complex(x) else x) / safe
     if kind == "vector":
         if ord in (math.inf, -math.inf):
-            return g * sign(x) * _shared(abs_plain(plain) == size_, axes, plain)
-        if ord == 0:
-            return g * 0.0
+            return g * slope_of_abs(x) * _shared(abs_plain(plain) == size_, axes, size_)
+        if ord == 0:  # the number of nonzero elements: flat
+            return ns(plain).zeros_like(array(plain))
         if ord == 1:
-            return g * sign(x)
-        safe = norm_ + mask(size_ == 0, plain)
-        return g * sign(x) * (abs(x) / safe) ** (ord - 1)
+            return g * slope_of_abs(x)
+        return g * slope_of_abs(x) * (abs(x) / safe) ** (ord - 1)
     row, col = axes
     if ord in (1, -1, math.inf, -math.inf):
         summed = row if ord in (1, -1) else col
         sums = ns(plain).sum(abs_plain(plain), axis=summed, keepdims=True)
         # every row of a winning column is a hit: count the columns (rows) that tie, not their elements
-        return g * sign(x) * (_shared(sums == size_, axes, plain) * shape(x)[summed])
+        return g * slope_of_abs(x) * (_shared(sums == size_, axes, size_) * shape(x)[summed])
     raise TypeError(f"norm: ord={ord!r} of a matrix needs the SVD, which trackerlab has no gradient rule for")
 
 
@@ -331,7 +389,22 @@ RULES = {
 register_rules("linalg", RULES)
 
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import array, lift, mask, mT, ns, shape, sign, spread, unbroadcast  # noqa: E402
+from ._util import (  # noqa: E402
+    array,
+    conj,
+    div,
+    is_complex,
+    lift,
+    mask,
+    mT,
+    ns,
+    real_part,
+    shape,
+    slope_of_abs,
+    spread,
+    unbroadcast,
+)
 from .elementwise import abs  # noqa: E402
+from .indexing import getitem  # noqa: E402
 from .linalg import dot, matmul  # noqa: E402
 from .shape import expand_dims, moveaxis, pad, reshape  # noqa: E402

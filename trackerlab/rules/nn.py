@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
+from ._util import real_only
 
 _GELU = math.sqrt(2.0 / math.pi)
 
@@ -114,26 +115,32 @@ def _bce_with_logits(logits, targets, reduction="mean"):
     return _reduce_loss(_softplus(logits) - array(logits) * targets, reduction)
 
 
-relu = defop("relu", _relu, family="nn", doc="max(x, 0)")
-leaky_relu = defop("leaky_relu", _leaky_relu, arity=1, family="nn", doc="x if x > 0 else negative_slope · x")
-elu = defop("elu", _elu, arity=1, family="nn", doc="x if x > 0 else alpha · (eˣ − 1)")
-sigmoid = defop("sigmoid", _sigmoid, family="nn", doc="1 / (1 + e⁻ˣ)")
-log_sigmoid = defop("log_sigmoid", _log_sigmoid, family="nn", doc="log(sigmoid(x)), computed stably")
-softplus = defop("softplus", _softplus, family="nn", doc="log(1 + eˣ), computed stably")
-silu = defop("silu", _silu, family="nn", doc="x · sigmoid(x) (swish)")
-gelu = defop("gelu", _gelu, family="nn", doc="x Φ(x), in its tanh approximation")
-softmax = defop("softmax", _softmax, arity=1, family="nn", doc="exp(x) / sum(exp(x), axis)")
-log_softmax = defop("log_softmax", _log_softmax, arity=1, family="nn", doc="x − logsumexp(x, axis)")
+relu = defop("relu", real_only("relu", _relu), family="nn", doc="max(x, 0)")
+leaky_relu = defop(
+    "leaky_relu", real_only("leaky_relu", _leaky_relu), arity=1, family="nn", doc="x if x > 0 else negative_slope · x"
+)
+elu = defop("elu", real_only("elu", _elu), arity=1, family="nn", doc="x if x > 0 else alpha · (eˣ − 1)")
+sigmoid = defop("sigmoid", real_only("sigmoid", _sigmoid), family="nn", doc="1 / (1 + e⁻ˣ)")
+log_sigmoid = defop(
+    "log_sigmoid", real_only("log_sigmoid", _log_sigmoid), family="nn", doc="log(sigmoid(x)), computed stably"
+)
+softplus = defop("softplus", real_only("softplus", _softplus), family="nn", doc="log(1 + eˣ), computed stably")
+silu = defop("silu", real_only("silu", _silu), family="nn", doc="x · sigmoid(x) (swish)")
+gelu = defop("gelu", real_only("gelu", _gelu), family="nn", doc="x Φ(x), in its tanh approximation")
+softmax = defop("softmax", real_only("softmax", _softmax), arity=1, family="nn", doc="exp(x) / sum(exp(x), axis)")
+log_softmax = defop(
+    "log_softmax", real_only("log_softmax", _log_softmax), arity=1, family="nn", doc="x − logsumexp(x, axis)"
+)
 cross_entropy = defop(
     "cross_entropy",
-    _cross_entropy,
+    real_only("cross_entropy", _cross_entropy),
     arity=2,
     family="nn",
     doc="cross_entropy(logits, labels or probabilities, axis=-1, reduction='mean')",
 )
 binary_cross_entropy_with_logits = defop(
     "binary_cross_entropy_with_logits",
-    _bce_with_logits,
+    real_only("binary_cross_entropy_with_logits", _bce_with_logits),
     arity=2,
     family="nn",
     doc="softplus(x) − x · t: the logistic loss of raw scores x against targets t in [0, 1]",
@@ -147,7 +154,7 @@ def _loss_sensitivity(g, like, losses_shape: tuple, reduction: str):
     g = lift(g, like)
     if losses_shape:
         g = broadcast_to(g, losses_shape)
-    return g / size(losses_shape) if reduction == "mean" else g
+    return div(g, size(losses_shape)) if reduction == "mean" else g  # an empty batch: inf or NaN, as NumPy
 
 
 def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
@@ -180,7 +187,7 @@ def _padded(a: tuple, b: tuple) -> tuple:
 
 
 RULES = {
-    "relu": (lambda g, ans, x: g * mask(data(x) > 0, x),),
+    "relu": (lambda g, ans, x: keep(data(x) > 0, g),),
     "leaky_relu": (
         lambda g, ans, x, negative_slope=0.01: g * (mask(data(x) > 0, x) * (1 - negative_slope) + negative_slope),
     ),
@@ -206,7 +213,7 @@ def _gelu_slope(x):
 
 
 from ..tracked import data  # noqa: E402
-from ._util import array, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
+from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
 from .elementwise import exp, tanh  # noqa: E402
 from .reductions import sum  # noqa: E402
 from .shape import broadcast_to, expand_dims  # noqa: E402

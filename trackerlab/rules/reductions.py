@@ -7,7 +7,10 @@ dividing by the arguments, so zeros are handled to any order (Tracker.jl issue #
 
 from __future__ import annotations
 
+import math
+
 from ..ops import defop, register_rules
+from ._util import real_only as _real_only
 
 
 def _unsupported(name: str, **options) -> None:
@@ -76,8 +79,8 @@ def _nanmean(x, axis=None, dtype=None, out=None, keepdims=False):
 sum = defop("sum", _reduce("sum"), arity=1, family="reductions")
 mean = defop("mean", _reduce("mean"), arity=1, family="reductions")
 prod = defop("prod", _reduce("prod"), arity=1, family="reductions")
-max = defop("max", _reduce("max"), arity=1, family="reductions")
-min = defop("min", _reduce("min"), arity=1, family="reductions")
+max = defop("max", _real_only("max", _reduce("max")), arity=1, family="reductions")
+min = defop("min", _real_only("min", _reduce("min")), arity=1, family="reductions")
 var = defop("var", _moments("var"), arity=1, family="reductions")
 std = defop("std", _moments("std"), arity=1, family="reductions")
 logsumexp = defop("logsumexp", _logsumexp, arity=1, family="reductions", doc="log(sum(exp(x))), computed stably")
@@ -91,13 +94,19 @@ def _axes(axis, x) -> tuple:
 
 
 def _winners(g, ans, x, axis, keepdims):
-    """The sensitivity of ``max``/``min``: spread over the elements equal to the result, shared evenly."""
+    """The sensitivity of ``max``/``min``: spread over the elements equal to the result, shared evenly.
+    A NaN result came from the NaNs of its slice (NumPy propagates them): they share it; the other
+    elements get exactly 0."""
     plain, best = data(x), data(ans)
-    if not keepdims and shape(plain):
-        best = reshape(best, tuple(1 if i in _axes(axis, plain) else n for i, n in enumerate(shape(plain))))
-    hit = mask(plain == best, plain)
-    ties = ns(plain).sum(hit, axis=_axes(axis, plain), keepdims=True) if shape(plain) else 1.0
-    return spread(g, x, axis, keepdims) * (hit / ties)
+    if not shape(plain):
+        return g
+    xp = ns(plain)
+    if not keepdims:
+        best = xp.reshape(array(best), tuple(1 if i in _axes(axis, plain) else n for i, n in enumerate(shape(plain))))
+    hits = xp.logical_or(plain == best, xp.logical_and(xp.isnan(plain), xp.isnan(best)))
+    hit = mask(hits, plain)
+    ties = xp.sum(hit, axis=_axes(axis, plain), keepdims=True)
+    return keep(hits, spread(g, x, axis, keepdims) * (hit / ties))
 
 
 def _exclusive_products(x, axis: int):
@@ -149,16 +158,32 @@ def _inverse(order) -> tuple:
     return tuple(out)
 
 
+def _per(c: float, n: int) -> float:
+    """``c / n`` for the divisor ``n = N − ddof`` of ``var``; where ``n ≤ 0`` NumPy divides by 0 (the
+    variance is inf, or NaN), and so does its gradient: inf, or NaN where the deviation is 0."""
+    return c / n if n > 0 else math.inf
+
+
+def _deviations(x, axis):
+    """``x − mean(x)``, conjugated for complex ``x``: var(z) = mean |z − mean z|², a real function of z, whose
+    cotangent is 2 conj(z − mean z) / n (the convention of HIPS autograd and JAX)."""
+    centred = x - mean(x, axis=axis, keepdims=True)
+    return conj(centred) if is_complex(x) else centred
+
+
 def _var_rule(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     n = count(x, axis) - (ddof if correction is None else correction)
-    centred = x - mean(x, axis=axis, keepdims=True)
-    return spread(g, x, axis, keepdims) * centred * (2.0 / n)
+    return spread(real_part(g), x, axis, keepdims) * _deviations(x, axis) * _per(2.0, n)
 
 
 def _std_rule(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    # d std = d var / (2 std). Where std is 0 every deviation is 0 (an axis of length 1, or equal values):
+    # std is then |·|-like, and the subgradient 0 is taken, as for abs and norm at 0 (exact for length 1,
+    # where std is 0 whatever x is)
     n = count(x, axis) - (ddof if correction is None else correction)
-    centred = x - mean(x, axis=axis, keepdims=True)
-    return spread(g, x, axis, keepdims) * centred / (spread(ans, x, axis, keepdims) * n)
+    sd = spread(ans, x, axis, keepdims)
+    safe = sd + mask(data(sd) == 0, data(sd))
+    return spread(real_part(g), x, axis, keepdims) * _deviations(x, axis) * _per(1.0, n) / safe
 
 
 def _cumsum_rule(g, ans, x, axis=None, dtype=None, out=None):
@@ -168,9 +193,16 @@ def _cumsum_rule(g, ans, x, axis=None, dtype=None, out=None):
     return reshape(back, shape(x)) if axis is None else back
 
 
+def _numbers(x):
+    """Where ``x`` is not NaN (plain booleans)."""
+    plain = array(data(x))
+    xp = ns(plain)
+    return xp.logical_not(xp.isnan(plain))
+
+
 def _nan_mask(x):
     plain = data(x)
-    return mask(~ns(plain).isnan(array(plain)), plain)
+    return mask(_numbers(plain), plain if not is_complex(plain) else ns(plain).real(array(plain)))
 
 
 RULES = {
@@ -191,18 +223,21 @@ RULES = {
         ),
     ),
     "cumsum": (_cumsum_rule,),
+    # a NaN that nansum and nanmean skip gets exactly 0
     "nansum": (
-        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: spread(g, x, axis, keepdims) * _nan_mask(x),
+        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: keep(
+            _numbers(x), spread(g, x, axis, keepdims)
+        ),
     ),
     "nanmean": (
-        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: (
-            spread(g, x, axis, keepdims) * _nan_mask(x) / ns(x).sum(_nan_mask(x), axis=_axes(axis, x), keepdims=True)
+        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: keep(
+            _numbers(x), spread(g, x, axis, keepdims) / ns(x).sum(_nan_mask(x), axis=_axes(axis, x), keepdims=True)
         ),
     ),
 }
 register_rules("reductions", RULES)
 
 from ..tracked import data  # noqa: E402  (the families' rules use each other)
-from ._util import array, axes_of, count, mask, ns, shape, size, spread  # noqa: E402
+from ._util import array, axes_of, conj, count, is_complex, keep, mask, ns, real_part, shape, size, spread  # noqa: E402
 from .elementwise import exp  # noqa: E402
 from .shape import flip, pad, reshape, take_slice, transpose  # noqa: E402

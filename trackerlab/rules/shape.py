@@ -292,12 +292,12 @@ def _pieces_of(i: int, arrays, axis):
 def _concatenate_rule(i, g, ans, *arrays, axis=0):
     start, stop = _pieces_of(i, arrays, axis)
     piece = take_slice(g, 0 if axis is None else axis, start, stop)
-    return reshape(piece, shape_of(arrays[i])) if axis is None else piece
+    return real_for(arrays[i], reshape(piece, shape_of(arrays[i])) if axis is None else piece)
 
 
 def _stack_rule(i, g, ans, *arrays, axis=0):
     ndim = len(shape_of(ans))
-    return getitem(g, (slice(None),) * (axis % ndim) + (i, Ellipsis))
+    return real_for(arrays[i], getitem(g, (slice(None),) * (axis % ndim) + (i, Ellipsis)))
 
 
 def _split_rule(g, ans, x, start, stop, axis=0):
@@ -368,7 +368,7 @@ RULES = {
 register_rules("shape", RULES)
 
 from ..tracked import data  # noqa: E402  (the families' rules use each other)
-from ._util import array, axes_of, lift, ns, size, unbroadcast  # noqa: E402
+from ._util import array, axes_of, lift, ns, real_for, size, unbroadcast  # noqa: E402
 from ._util import shape as shape_of  # noqa: E402
 from .indexing import _untake as untake  # noqa: E402
 from .indexing import getitem  # noqa: E402
