@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from . import deep_chain, hvp, logreg, mlp, scalar_chain
+from . import deep_chain, hvp, logreg, mlp, mlp_gpu, scalar_chain
 from ._peers import Skipped
 from .footprint import import_time, memory_rows
 
@@ -28,6 +28,8 @@ WORKLOADS = {
     "hvp": hvp.workload,
     "logreg": logreg.workload,
 }
+# The GPU rows (MLP on CuPy against hand-written CuPy and PyTorch CUDA), skipped with the reason without a GPU.
+GROUPS = {"gpu": mlp_gpu.workloads}
 
 
 class GradientMismatch(AssertionError):
@@ -39,8 +41,8 @@ def check(name: str, workload, got, want) -> None:
     if len(got) != len(want):
         raise GradientMismatch(f"{workload.name}: {name} returned {len(got)} gradients, the floor {len(want)}")
     for i, (a, b) in enumerate(zip(got, want)):
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
+        a = np.asarray(host(a), dtype=np.float64)
+        b = np.asarray(host(b), dtype=np.float64)
         if a.shape != b.shape:
             raise GradientMismatch(f"{workload.name}: {name}'s gradient {i} has shape {a.shape}, the floor's {b.shape}")
         if not np.allclose(a, b, rtol=workload.rtol, atol=workload.atol):
@@ -48,6 +50,15 @@ def check(name: str, workload, got, want) -> None:
             raise GradientMismatch(
                 f"{workload.name}: {name}'s gradient {i} differs from the floor's by up to {error:.3g}"
             )
+
+
+def host(value):
+    """A gradient as a NumPy array: device arrays copied explicitly (CuPy's ``.get()``, a CUDA tensor's ``.cpu()``)."""
+    if hasattr(value, "detach"):  # a PyTorch tensor, on any device
+        return value.detach().cpu().numpy()
+    from trackerlab._backend import to_host
+
+    return to_host(value)
 
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -66,7 +77,7 @@ def measure(
     clock is the process's CPU time, which other work on a shared machine disturbs far less than the
     wall clock (every implementation runs on one thread).
     """
-    now = CLOCKS[clock]
+    now = CLOCKS[workload.clock or clock]
     repeats = repeats or workload.repeats
     runs, rows = {}, {}
     want = None
@@ -78,13 +89,16 @@ def measure(
             once = now() - start
         except Skipped as why:
             rows[name] = {"name": name, "skipped": str(why)}
+            if name == "floor":  # nothing to compare with: the whole workload cannot run here
+                log(f"  {workload.name}: skipped ({why})")
+                return [{"name": n, "skipped": str(why)} for n in workload.implementations]
             continue
         if name == "floor":
             want = got
         else:
             check(name, workload, got, want)
         runs[name] = run
-        number = max(1, min(1000, int(sample_seconds / max(once, 1e-9))))
+        number = workload.number or max(1, min(1000, int(sample_seconds / max(once, 1e-9))))
         rows[name] = {"name": name, "times": [], "verified": name != "floor", "number": number}
     order = list(runs)
     for r in range(repeats):
@@ -143,11 +157,13 @@ def table(results) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, two repeats: checks that everything runs")
-    parser.add_argument("--only", action="append", choices=[*WORKLOADS, "memory", "import"], help="run only these")
+    parser.add_argument(
+        "--only", action="append", choices=[*WORKLOADS, *GROUPS, "memory", "import"], help="run only these"
+    )
     parser.add_argument("--repeats", type=int, default=None, help="timed samples per implementation (median reported)")
     parser.add_argument("--clock", choices=list(CLOCKS), default="cpu", help="process CPU time (default) or wall time")
     args = parser.parse_args(argv)
-    chosen = args.only or [*WORKLOADS, "memory", "import"]
+    chosen = args.only or [*WORKLOADS, *GROUPS, "memory", "import"]
     repeats = 2 if args.smoke and args.repeats is None else args.repeats
     print(
         f"trackerlab benchmarks ({'smoke' if args.smoke else 'full'} sizes), Python {sys.version.split()[0]}, "
@@ -158,6 +174,8 @@ def main(argv=None) -> int:
         if key in WORKLOADS:
             workload = WORKLOADS[key](args.smoke)
             results.append((workload, measure(workload, repeats, clock=args.clock)))
+        for workload in GROUPS.get(key, lambda smoke: [])(args.smoke):
+            results.append((workload, measure(workload, repeats, clock=args.clock)))
     if results:
         print()
         print(table(results))
@@ -165,6 +183,12 @@ def main(argv=None) -> int:
             for row in rows:
                 if "skipped" in row:
                     print(f"  {workload.name}: {row['name']} skipped: {row['skipped']}")
+            medians = {row["name"]: row["median"] for row in rows if "median" in row}
+            if "trackerlab" in medians and "pytorch cuda" in medians:
+                ratio = medians["trackerlab"] / medians["pytorch cuda"]
+                print(f"  {workload.name} ({workload.detail}): trackerlab / pytorch cuda = {ratio:.2f}×")
+            for note in workload.notes:
+                print(f"  {workload.name} ({workload.detail}): {note}")
     if "memory" in chosen:
         print()
         print(memory_rows(args.smoke))

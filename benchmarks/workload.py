@@ -12,8 +12,9 @@ class Workload:
 
     Each implementation is ``make(size) -> run`` where ``run()`` does one forward and backward pass and
     returns the gradients as a list of arrays or numbers; the runner compares them with the floor's
-    before timing anything. ``per`` divides a time into a per-op figure; ``target_kind`` says whether
-    the target bounds that per-op time (``per_op``) or the ratio to the floor (``ratio``).
+    before timing anything (device arrays are copied to the host for that). ``per`` divides a time into a
+    per-op figure; ``target_kind`` says whether the target bounds that per-op time (``per_op``) or the
+    ratio to the floor (``ratio``).
     """
 
     name: str
@@ -29,3 +30,5 @@ class Workload:
     atol: float = 1e-10
     repeats: int = 11
     notes: list[str] = field(default_factory=list)
+    number: int | None = None  # runs per sample; None: as many as fill about 20 ms
+    clock: str | None = None  # "wall" for work that runs on a device; None: the suite's clock

@@ -1,15 +1,14 @@
 """Backends: the engine asks array-api-compat for the namespace; the same gradients on NumPy,
-array-api-strict and CuPy (skipped without a GPU); values stay on their device; mixing is an error."""
+array-api-strict, the strict device stand-in (tests/devicearray.py) and CuPy (skipped without a GPU);
+values stay on their device; the host gets explicit copies only; mixing is an error."""
 
 import array_api_strict as xs  # a test dependency: its absence is a failure, not a skip
 import numpy as np
 import pytest
-from test_rules import CUPY_SKIP
+from test_rules import DEVICES, host, namespace_of, no_synchronize
 
 import trackerlab as tl
 from trackerlab import _backend
-
-needs_gpu = pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))
 
 
 def net(W, b, x):
@@ -71,47 +70,94 @@ def test_a_library_without_the_operation_says_so():
         tl.einsum("i,i->", tl.param(xs.asarray([1.0, 2.0])), xs.asarray([3.0, 4.0]))
 
 
-# ---------------------------------------------------------------- CuPy (skipped without a GPU)
+# ---------------------------------------------------------------- device libraries: the stand-in, and CuPy on a GPU
+# ``devicearray`` (tests/devicearray.py) refuses NumPy operands and implicit host copies as CuPy does, so
+# these run everywhere; the ``cupy`` cases are skipped with the reason when there is no GPU.
 
 
-@needs_gpu
-def test_param_of_a_cupy_array_stays_on_the_gpu():
-    import cupy
-
-    p = tl.param(cupy.arange(3.0))
-    assert isinstance(tl.data(p), cupy.ndarray)
+@pytest.mark.parametrize("backend", DEVICES)
+def test_param_of_a_device_array_stays_on_the_device(backend):
+    xp = namespace_of(backend)
+    p = tl.param(xp.arange(3.0))
+    assert isinstance(tl.data(p), xp.ndarray)
     tl.back_(tl.sum(tl.sin(p) * p))
-    assert isinstance(p.grad, cupy.ndarray)
+    assert isinstance(p.grad, xp.ndarray)
     assert _backend.device_of(p.grad) == _backend.device_of(tl.data(p))
+    np.testing.assert_allclose(host(p.grad), np.cos(np.arange(3.0)) * np.arange(3.0) + np.sin(np.arange(3.0)))
 
 
-@needs_gpu
-def test_cupy_gradients_match_numpy():
-    import cupy
+@pytest.mark.parametrize("backend", DEVICES)
+def test_the_smallest_programs_on_a_device(backend):
+    xp = namespace_of(backend)
+    x = tl.param(xp.arange(3.0))
+    tl.back_(tl.sum(tl.sin(x)))
+    np.testing.assert_allclose(host(x.grad), np.cos(np.arange(3.0)))
+    y = tl.param(xp.asarray(2.0))
+    tl.back_(y * y)
+    assert isinstance(y.grad, xp.ndarray) and float(y.grad) == 4.0
 
-    grads = tl.gradient(net, *(cupy.asarray(a) for a in (W0, b0, x0)))
+
+@pytest.mark.parametrize("backend", DEVICES)
+def test_device_gradients_match_numpy(backend):
+    xp = namespace_of(backend)
+    grads = tl.gradient(net, *(xp.asarray(a) for a in (W0, b0, x0)))
     expected = tl.gradient(net, W0, b0, x0)
     for g, e in zip(grads, expected):
-        assert isinstance(tl.data(g), cupy.ndarray)
-        np.testing.assert_allclose(cupy.asnumpy(tl.data(g)), tl.data(e), rtol=1e-10)
-    tl.check_grads(net, *(cupy.asarray(a) for a in (W0, b0, x0)), order=2)
+        assert isinstance(tl.data(g), xp.ndarray)
+        np.testing.assert_allclose(host(tl.data(g)), tl.data(e), rtol=1e-10)
+    tl.check_grads(net, *(xp.asarray(a) for a in (W0, b0, x0)), order=2)
 
 
-@needs_gpu
-def test_back_propagation_on_cupy_makes_no_host_round_trip():
-    import cupy
-    import cupyx
-
-    W, b, x = (tl.param(cupy.asarray(a)) for a in (W0, b0, x0))
+@pytest.mark.parametrize("backend", DEVICES)
+def test_back_propagation_on_a_device_makes_no_host_round_trip(backend):
+    xp = namespace_of(backend)
+    W, b, x = (tl.param(xp.asarray(a)) for a in (W0, b0, x0))
     y = net(W, b, x)
-    with cupyx.allow_synchronize(False):
+    with no_synchronize(backend):
         tl.back_(y)
-    assert isinstance(W.grad, cupy.ndarray)
+    assert isinstance(W.grad, xp.ndarray)
+    expected = tl.gradient(net, W0, b0, x0)[0]
+    np.testing.assert_allclose(host(W.grad), tl.data(expected), rtol=1e-10)
 
 
-@needs_gpu
-def test_mixing_numpy_and_cupy_is_an_error():
-    import cupy
+@pytest.mark.parametrize("backend", DEVICES)
+def test_mixing_numpy_and_a_device_library_is_an_error(backend):
+    xp = namespace_of(backend)
+    with pytest.raises(TypeError, match=f"cannot mix arrays of {backend} and numpy in one operation"):
+        tl.param(xp.ones(3)) + np.ones(3)
 
-    with pytest.raises(TypeError, match="cannot mix arrays of cupy and numpy in one operation"):
-        tl.param(cupy.ones(3)) + np.ones(3)
+
+def test_the_stand_in_refuses_what_cupy_refuses():
+    import devicearray as xp
+
+    x = xp.asarray([1.0, 2.0])
+    for mixed in (lambda: x * np.ones(2), lambda: np.ones(2) + x, lambda: xp.sin(np.ones(2))):
+        with pytest.raises(TypeError, match=r"Unsupported type <class 'numpy.ndarray'>"):
+            mixed()
+    with pytest.raises(TypeError, match=r"Unsupported type <class 'numpy.float64'>"):
+        x * np.float64(2.0)
+    with pytest.raises(TypeError, match=r"Implicit conversion to a NumPy array is not allowed"):
+        np.asarray(x)
+    np.testing.assert_array_equal((2 * x + 1).get(), [3.0, 5.0])  # Python scalars are welcome
+    with xp.allow_synchronize(False):
+        y = xp.sum(x * x)
+        for sync in (lambda: float(y), lambda: bool(y), lambda: y.item(), lambda: int(y), lambda: x.get()):
+            with pytest.raises(xp.DeviceSynchronized):
+                sync()
+    assert float(y) == 5.0 and str(x.device) == "standin:0"
+
+
+def test_to_host_copies_explicitly_from_every_library():
+    import devicearray
+
+    a = np.array([1.0, 2.0])
+    assert _backend.to_host(a) is a or np.shares_memory(_backend.to_host(a), a)  # NumPy stays as it is
+    np.testing.assert_array_equal(_backend.to_host([1, 2]), [1, 2])
+    for value in (xs.asarray([1.0, 2.0]), devicearray.asarray([1.0, 2.0])):
+        out = _backend.to_host(value)
+        assert type(out) is np.ndarray
+        np.testing.assert_array_equal(out, [1.0, 2.0])
+    assert _backend.to_host(devicearray.asarray(3.0)).shape == ()
+    assert _backend.device_of(devicearray.ones(2)) == "standin:0" and _backend.library_name(devicearray.ones(2)) == (
+        "devicearray"
+    )

@@ -47,6 +47,14 @@ CUPY_SKIP = _cupy_reason()
 BACKENDS = [
     "numpy",
     "array_api_strict",
+    "devicearray",  # the strict stand-in for a GPU library (tests/devicearray.py): CuPy's rules without a GPU
+    pytest.param("cupy", marks=pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))),
+]
+
+
+# Device libraries: the strict stand-in everywhere, CuPy where a GPU is (tests/test_backends.py, tests/test_device*.py).
+DEVICES = [
+    "devicearray",
     pytest.param("cupy", marks=pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))),
 ]
 
@@ -58,9 +66,27 @@ def namespace_of(backend: str):
         import array_api_strict
 
         return array_api_strict
+    if backend == "devicearray":
+        import devicearray
+
+        return devicearray
     import cupy
 
     return cupy
+
+
+def host(value):
+    """A device value copied to the host, explicitly (``.get()``, as CuPy spells it)."""
+    return value.get() if hasattr(value, "get") and not isinstance(value, dict) else np.asarray(value)
+
+
+def no_synchronize(backend: str):
+    """A block in which a device-to-host synchronisation is an error (``cupyx.allow_synchronize(False)``)."""
+    if backend == "cupy":
+        import cupyx
+
+        return cupyx.allow_synchronize(False)
+    return namespace_of(backend).allow_synchronize(False)
 
 
 def on(backend: str, value):

@@ -6,6 +6,7 @@ import pytest
 from test_rules import BACKENDS, check, rand, ruled
 
 import trackerlab as tl
+from trackerlab._backend import namespace
 
 v3, w3 = rand(3), rand(3, seed=1)
 M23, M34 = rand(2, 3, seed=2), rand(3, 4, seed=3)
@@ -19,7 +20,7 @@ T342 = rand(3, 4, 2, seed=9)
 
 def spd(a):
     """A symmetric positive-definite matrix made from ``a`` (so cholesky's input stays valid)."""
-    return tl.matmul(a, tl.swapaxes(a, -1, -2)) + 3 * np.eye(tl.data(a).shape[-1])
+    return tl.matmul(a, tl.swapaxes(a, -1, -2)) + 3 * namespace(tl.data(a)).eye(tl.data(a).shape[-1])
 
 
 MATMUL = [

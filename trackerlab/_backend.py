@@ -105,13 +105,40 @@ def defers(value) -> bool:
 
 
 def device_of(value) -> str:
-    """A short description of where ``value`` lives: ``cpu`` or the library's device name."""
+    """A short description of where ``value`` lives: ``cpu``, ``cuda:0`` for CuPy, or the library's device name."""
     if isinstance(value, _SCALARS) and not hasattr(value, "ndim"):
         return "cpu"
     try:
-        return str(_compat().device(value))
+        device = _compat().device(value)
     except (TypeError, AttributeError):
         return "cpu"
+    if _library(value) == "cupy":  # CuPy's device prints as <CUDA Device 0>
+        return f"cuda:{getattr(device, 'id', 0)}"
+    return str(device)
+
+
+def to_host(value):
+    """A NumPy copy of ``value``, for display (the notebook layer) and host-side checks: the one place that
+    copies device arrays to the host, and only explicitly, as the libraries ask: ``.get()`` (CuPy),
+    DLPack (CPU libraries: array-api-strict, PyTorch on the CPU). Never an implicit ``np.asarray`` of a
+    device array, which CuPy refuses.
+
+    >>> to_host([1.0, 2.0])
+    array([1., 2.])
+    """
+    import numpy as np
+
+    if isinstance(value, (np.ndarray, np.generic, list, tuple, *_SCALARS)) or value is None:
+        return np.asarray(value)
+    get = getattr(value, "get", None)
+    if callable(get) and hasattr(value, "shape"):  # CuPy, and device libraries that spell it so
+        return np.asarray(get())
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            pass
+    return np.asarray(value)
 
 
 def library_name(value) -> str:

@@ -23,13 +23,12 @@ def _is_numpy(d) -> bool:
 
 
 def _host(d):
-    """``d`` as NumPy prints it: NumPy and cupy arrays as they are, other array-API arrays copied."""
-    if _is_numpy(d) or type(d).__module__.startswith("cupy"):
+    """``d`` as NumPy prints it: NumPy values as they are, other libraries' arrays copied to the host."""
+    if _is_numpy(d):
         return d
-    try:
-        return np.asarray(d)
-    except (TypeError, ValueError, RuntimeError):
-        return np.from_dlpack(d)
+    from ._backend import to_host
+
+    return to_host(d)
 
 
 def _plain(value) -> str:

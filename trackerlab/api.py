@@ -314,7 +314,7 @@ def jacobian(f: Callable, x):
         rows.append(xp.reshape(xp.asarray(data(back(seed)[0])), (-1,)))
     J = xp.stack(rows) if rows else xp.zeros((0, _size(in_shape)))
     J = xp.reshape(J, out_shape + in_shape)
-    return J if J.ndim else float(J)
+    return J if J.ndim or type(J).__module__.split(".")[0] != "numpy" else float(J)  # device values stay there
 
 
 def hessian(f: Callable, x):
@@ -355,8 +355,8 @@ def update_(x, Δ, grads=None):
     if node is None:
         raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
     step = data(Δ)
-    if isinstance(step, (list, tuple)):
-        step = namespace(node.data).asarray(step)
+    if isinstance(step, (list, tuple)) or (hasattr(step, "shape") and _other_library(step, node.data)):
+        step = namespace(node.data).asarray(step)  # a host Δ for a device x: one explicit copy to x's device
     value = node.data
     if hasattr(value, "shape") and tuple(getattr(step, "shape", ())) not in ((), tuple(value.shape)):
         raise ValueError(f"update_: Δ has shape {tuple(step.shape)}, but x has shape {tuple(value.shape)}")
@@ -367,6 +367,10 @@ def update_(x, Δ, grads=None):
     node.data = value
     node.grad = _zeros_like(value)
     return x
+
+
+def _other_library(a, b) -> bool:
+    return hasattr(b, "shape") and type(a).__module__.split(".")[0] != type(b).__module__.split(".")[0]
 
 
 def _is_optimiser(x) -> bool:

@@ -277,8 +277,9 @@ def seed(y, Δ, who: str, nest: bool = False):
         if shape == ():  # 1 of y's own precision: a float32 loss back-propagates in float32
             if isinstance(value, float) or not hasattr(value, "dtype"):
                 return 1.0
-            scalar = getattr(value.dtype, "type", None)  # NumPy: a scalar of the dtype; others: a 0-d array
-            return scalar(1) if scalar is not None else namespace(value).ones_like(value)
+            if type(value).__module__ == "numpy":  # a NumPy scalar of the dtype: the fast arithmetic
+                return value.dtype.type(1)
+            return namespace(value).ones_like(value)  # a 0-d array of y's library, on y's device
         if _size(shape) == 1:
             return namespace(value).ones_like(value)
         raise ValueError(
@@ -288,8 +289,12 @@ def seed(y, Δ, who: str, nest: bool = False):
         delta_shape = Δ.shape
     else:
         Δ = data(Δ)
-        if isinstance(Δ, list | tuple):
-            Δ = namespace(value).asarray(Δ)
+        if type(Δ) in (float, int) and _on_a_device(value):  # filled on the device: no copy at all
+            return namespace(value).full(shape, Δ, dtype=value.dtype)
+        if isinstance(Δ, list | tuple) or (type(Δ) is not type(value) and _on_a_device(value)):
+            # a host Δ (a number, a list, a NumPy array) for a y of another library: one explicit copy
+            # to y's library and device, so that every pullback sees values of y's library
+            Δ = namespace(value).asarray(Δ, dtype=value.dtype if hasattr(value, "dtype") else None)
         delta_shape = tuple(getattr(Δ, "shape", ()))
     if delta_shape == shape:
         return Δ
@@ -297,6 +302,11 @@ def seed(y, Δ, who: str, nest: bool = False):
         xp = namespace(value)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
     raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
+
+
+def _on_a_device(value) -> bool:
+    """Whether ``value`` is an array of a library other than NumPy (CuPy, array-API libraries)."""
+    return hasattr(value, "dtype") and type(value).__module__.split(".")[0] != "numpy"
 
 
 def _size(shape) -> int:

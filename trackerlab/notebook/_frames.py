@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .._backend import to_host
 from ..tracked import Tracked, _TrackedValue
 
 __all__ = ["CHAIN", "Frames", "number", "plain"]
@@ -21,12 +22,10 @@ def plain(value):
         return None
     if isinstance(value, _TrackedValue | Tracked):
         value = value.data
-    if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
-        value = value.get()
     if callable(value) and not hasattr(value, "shape"):
         return getattr(value, "__name__", type(value).__name__)
     try:
-        a = np.asarray(value)
+        a = to_host(value)  # device values: an explicit copy of what is shown
     except (TypeError, ValueError):
         return repr(value)
     if a.dtype.kind not in "biufc":

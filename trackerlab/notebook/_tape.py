@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._backend import to_host
 from ..ops import Op
 from ..tracked import Tracked, _TrackedValue
 
@@ -148,14 +149,7 @@ def tape(root: Tracked) -> list[Entry]:
 
 def to_numpy(x):
     """A NumPy copy of an array of any backend (cupy, array-API), for display only."""
-    if isinstance(x, np.ndarray | np.generic | float | int | bool | complex):
-        return np.asarray(x)
-    if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
-        return x.get()
-    try:
-        return np.asarray(x)
-    except (TypeError, ValueError, RuntimeError):
-        return np.from_dlpack(x)
+    return to_host(x)
 
 
 def number(v) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from html import escape
 
+from .._backend import device_of
 from ..tracked import Tracked, _TrackedValue
 from ._tape import as_node, dtype_text, label_map, numbering, operands, shape_text, short
 from ._values import array_html
@@ -86,7 +87,7 @@ def _header(value, root: Tracked, names: dict, count: int) -> str:
     kind = type(value).__name__ if isinstance(value, _TrackedValue) else "Tracked"
     module = type(data).__module__.split(".")[0]
     backend = "python" if module == "builtins" else module
-    device = getattr(data, "device", None)
+    device = device_of(data) if hasattr(data, "device") else None
     where = backend if device is None else f"{backend} · {device}"
     if root.isleaf:
         origin = '<span class="tl-badge tl-leaf">leaf</span>'

@@ -33,6 +33,9 @@ def _untake(g, index, shape):
     """Zeros of ``shape`` with ``g`` added at ``index`` (a repeated index receives every contribution)."""
     xp = ns(g)
     g = array(g)
+    mask = _single_mask(index)
+    if mask is not None and library_name(g) != "numpy":
+        return _unmask(xp, g, mask, tuple(shape))
     out = xp.zeros(tuple(shape), dtype=g.dtype)
     if not _repeats_possible(index):
         out[index] = g
@@ -52,6 +55,31 @@ def _untake(g, index, shape):
     )
 
 
+def _single_mask(index):
+    """The boolean mask when ``index`` is one (``x[mask]``), else ``None``."""
+    if isinstance(index, tuple):
+        if len(index) != 1:
+            return None
+        index = index[0]
+    dtype = getattr(index, "dtype", None)
+    return index if dtype is not None and getattr(index, "ndim", 0) > 0 and "bool" in str(dtype) else None
+
+
+def _unmask(xp, g, mask, shape):
+    """Zeros of ``shape`` with the rows of ``g`` where ``mask`` is true, without asking the host how many
+    are true (``out[mask] = g`` does, on CuPy): the k-th true element takes row k of ``g``, and the
+    running count of the mask says which k each element is."""
+    mask = xp.asarray(mask)  # a host mask is copied to g's device, as indexing does
+    flat = xp.reshape(mask, (-1,))
+    n = g.shape[0]
+    if n == 0:
+        return xp.zeros(shape, dtype=g.dtype)
+    k = xp.clip(xp.cumulative_sum(xp.astype(flat, xp.int64)) - 1, 0, n - 1)
+    rows = xp.take(g, k, axis=0)  # one row per element the mask covers
+    keep = xp.reshape(flat, (flat.shape[0],) + (1,) * (len(shape) - mask.ndim))
+    return xp.reshape(xp.where(keep, rows, xp.zeros((), dtype=g.dtype)), shape)
+
+
 def _take(x, indices, axis=None, out=None, mode="raise"):
     if out is not None or mode != "raise":
         raise TypeError("take: out= and mode= are not supported on tracked values")
@@ -63,7 +91,8 @@ def _take(x, indices, axis=None, out=None, mode="raise"):
 
 
 def _indices(xp, indices):
-    return indices if hasattr(indices, "shape") or isinstance(indices, int) else xp.asarray(indices)
+    """Indices as an array of ``xp`` (host indices are copied to the device of the values they index)."""
+    return indices if isinstance(indices, int) else xp.asarray(indices)
 
 
 def _take_along_axis(x, indices, axis=-1):
