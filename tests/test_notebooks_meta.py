@@ -24,7 +24,7 @@ NOTEBOOKS = ROOT / "notebooks"
 TUTORIALS = {
     "01": ("tracker_tutorial", {"en", "ja", "zh"}),
     "02": ("inside_the_tracker", {"en", "zh"}),
-    "03": ("backprop_as_a_graph_walk", {"en"}),
+    "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
     "04": ("training_a_small_model", {"en"}),
     "05": ("finding_a_wrong_gradient", {"en", "ja", "zh"}),
 }

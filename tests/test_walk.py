@@ -103,7 +103,6 @@ def test_the_half_way_case_reaches_a_leaf_before_its_error():
     assert w.tracker in reached and x.tracker not in reached
 
 
-@pytest.mark.xfail(strict=True, reason="back_ accumulates each leaf as the walk reaches it; atomic back_ is due")
 def test_an_error_half_way_leaves_every_grad_as_it_was():
     x, w, y = half_way()
     x_before, w_before = x.grad.copy(), w.grad

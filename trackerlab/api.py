@@ -5,9 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ._backend import isfinite_scalar, namespace
-from .tracked import _LEAF, RECORDING, Tracked, _new, _TrackedValue, _wrap, _zeros_like, data, param, tracker
-from .walk import backprop_steps
+from ._backend import NDARRAY, REAL_SCALARS, isfinite_scalar, namespace
+from .tracked import (
+    RECORDING,
+    Tracked,
+    _changed,
+    _copy_plain,
+    _leaf,
+    _lock,
+    _new,
+    _TrackedValue,
+    _wrap,
+    _zeros_like,
+    data,
+    param,
+    tracker,
+)
+from .walk import _dtype_name, _kind, backprop_steps
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -25,22 +39,36 @@ def back_(y, Δ=None) -> None:
     array([[ 5.,  6.],
            [-5., -6.]])
     """
-    for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True):
-        node = step.node
-        if node.isleaf:
-            node.grad = _accumulate(node.grad, step.delta)
+    # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
+    # gradient as it was, and a retry after the fix counts nothing twice.
+    found = [
+        (step.node, step.delta)
+        for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True)
+        if step.node.isleaf
+    ]
+    for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
+        total = node.grad
+        if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
+            raise ValueError(
+                f"back_: a parameter's .grad has shape {_shape(total)}, but the parameter has shape "
+                f"{_shape(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
+            )
+    for node, delta in found:
+        node.grad = _accumulate(node.grad, delta)
 
 
 def _accumulate(total, delta):
-    if total is None:
-        return delta
-    if hasattr(total, "shape") and getattr(delta, "shape", None) != total.shape and total.ndim:
-        delta = namespace(total).broadcast_to(delta, total.shape)
+    if total is None:  # a new array: never the caller's Δ, never shared with another leaf
+        return _copy_plain(delta)
     try:
         total += delta  # in place where the array allows it, as Flux's accum!
     except (TypeError, ValueError):
         total = total + delta
     return total
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
 
 
 def _input(x):
@@ -59,7 +87,7 @@ def _as_result(delta, node: Tracked):
         delta = _zeros_like(node.data)
     if isinstance(delta, _TrackedValue):
         return delta
-    return _wrap(Tracked(_LEAF, delta, _zeros_like(delta), isleaf=True))
+    return _wrap(_leaf(delta, _zeros_like(delta)))
 
 
 def forward(f: Callable, *args):
@@ -151,7 +179,25 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
+def _check_numbers(y, who: str) -> None:
+    """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
+    value = data(y)
+    kind = _kind(value)
+    if kind is None:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        hint = " (a list or tuple of values: combine them, e.g. with tl.stack or tl.sum)" if isinstance(
+            value, list | tuple
+        ) else ""
+        raise TypeError(
+            f"{who}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
+            f"the value to differentiate, a tracked number or array{hint}"
+        )
+    if kind not in "biufc":
+        raise TypeError(f"{who}: f returned an array of dtype {value.dtype}, not numbers")
+
+
 def _check_loss(y, who: str) -> None:
+    _check_numbers(y, who)
     value = data(y)
     shape = tuple(getattr(value, "shape", ()))
     if shape and _size(shape) != 1:
@@ -162,7 +208,10 @@ def _check_loss(y, who: str) -> None:
     try:
         finite = isfinite_scalar(value if not shape else value.reshape(()))
     except TypeError:
-        raise TypeError(f"{who}: f returned {type(value).__name__}, not a number") from None
+        raise TypeError(
+            f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
+            "(take tl.abs(y) or its real part)"
+        ) from None
     if not finite:
         raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")
 
@@ -297,6 +346,7 @@ def jacobian(f: Callable, x):
            [0., 4.]])
     """
     y, back = forward(f, x)
+    _check_numbers(y, "jacobian")
     y_value = data(y)
     x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
     out_shape = tuple(getattr(y_value, "shape", ()))
@@ -354,23 +404,71 @@ def update_(x, Δ, grads=None):
     node = tracker(x)
     if node is None:
         raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
-    step = data(Δ)
-    if isinstance(step, (list, tuple)) or (hasattr(step, "shape") and _other_library(step, node.data)):
-        step = namespace(node.data).asarray(step)  # a host Δ for a device x: one explicit copy to x's device
+    if not node.isleaf:
+        raise ValueError(
+            f"update_: x is the result of {node.f.name}, not a parameter; update_ changes parameters "
+            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
+            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
+        )
     value = node.data
-    if hasattr(value, "shape") and tuple(getattr(step, "shape", ())) not in ((), tuple(value.shape)):
-        raise ValueError(f"update_: Δ has shape {tuple(step.shape)}, but x has shape {tuple(value.shape)}")
-    try:
-        value += step
-    except (TypeError, ValueError):
-        value = value + step
+    step = _step(data(Δ), value)
+    if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
+        try:
+            value.setflags(write=True)
+        except ValueError:  # an array the leaf does not own: replace it
+            value = _lock((value + step).astype(value.dtype))
+        else:
+            try:
+                value += step
+            finally:
+                value.setflags(write=False)
+    elif type(value) is float and type(step) in REAL_SCALARS:
+        value = float(value + step)
+    elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):
+        value = type(value)(value + step)  # a Python or NumPy scalar keeps its type
+    else:
+        try:
+            value += step
+        except (TypeError, ValueError):  # a backend without in-place updates
+            value = namespace(value).astype(value + step, value.dtype)
     node.data = value
+    _changed(node)  # the tape recorded before this reads a stale value: the walk refuses it
     node.grad = _zeros_like(value)
     return x
 
 
 def _other_library(a, b) -> bool:
     return hasattr(b, "shape") and type(a).__module__.split(".")[0] != type(b).__module__.split(".")[0]
+
+
+def _step(step, value):
+    """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
+    kind = type(step)
+    if kind is NDARRAY:
+        if type(value) is NDARRAY and step.dtype is value.dtype and step.shape == value.shape:
+            return step  # the step of a training loop: the parameter's own shape and dtype
+    elif kind in REAL_SCALARS and type(value) in REAL_SCALARS:
+        return step
+    shape = _shape(value)
+    if isinstance(step, list | tuple) or (hasattr(step, "shape") and _other_library(step, value)):
+        try:  # a list, or a host Δ for a device x: one explicit copy to x's device
+            step = namespace(value).asarray(step)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"update_: cannot read Δ as an array of numbers: {error}") from None
+    kind = _kind(step)
+    if kind is None or kind not in "biufc":
+        what = f"an array of dtype {step.dtype}" if hasattr(step, "dtype") else f"a {type(step).__name__}"
+        raise TypeError(f"update_: Δ is {what}; the step must be numbers (an array of x's shape, or a scalar)")
+    if kind == "c" and _kind(value) != "c":
+        raise TypeError(
+            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({_dtype_name(value)}); "
+            "a step must not make a real parameter complex (take the real part of the step, or make x complex)"
+        )
+    if _shape(step) not in ((), shape):
+        raise ValueError(
+            f"update_: Δ has shape {_shape(step)}, but x has shape {shape}; a step cannot change x's shape"
+        )
+    return step
 
 
 def _is_optimiser(x) -> bool:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import operator
+import threading
 
-from ._backend import namespace
+from ._backend import FLOAT64, NDARRAY, namespace
 
 __all__ = [
     "Call",
@@ -21,10 +22,17 @@ __all__ = [
 ]
 
 
-class _Recording:
-    """Whether operations on tracked values are recorded (switched off by ``no_grad``)."""
+class _Recording(threading.local):
+    """Whether operations on tracked values are recorded, in this thread (switched off by ``no_grad``).
+
+    Each thread sees its own attributes: a ``no_grad`` in one thread never stops recording in another.
+    """
 
     on = True
+
+    def __init__(self):  # runs once in each thread that reads RECORDING
+        self.on = True  # an attribute of the thread's own dictionary reads faster than the class's
+        self.saved = []  # what each open ``no_grad`` restores on exit, innermost last
 
 
 RECORDING = _Recording()
@@ -47,6 +55,9 @@ ANOMALY = _Anomaly()
 class no_grad:
     """Context manager: inside it, operations on tracked values return plain values and record nothing.
 
+    It affects the thread that enters it only, and it is re-entrant: one ``no_grad`` object may be
+    entered again while it is open, and each exit restores the state its own entry found.
+
     >>> x = param(2.0)
     >>> with no_grad():
     ...     y = x * 3
@@ -54,16 +65,44 @@ class no_grad:
     False
     """
 
-    __slots__ = ("_before",)
+    __slots__ = ()
 
     def __enter__(self):
-        self._before = RECORDING.on
-        RECORDING.on = False
+        state = RECORDING
+        state.saved.append(state.on)
+        state.on = False
         return self
 
     def __exit__(self, *exc):
-        RECORDING.on = self._before
+        state = RECORDING
+        state.on = state.saved.pop()
         return False
+
+
+# ----------------------------------------------------------------------------------------------------
+# Changes after the forward pass. Pullbacks read the values saved on the tape when the backward pass
+# runs, so none may change in between. NumPy arrays the tape saves are made read-only when recorded;
+# a leaf changed the sanctioned ways (``update_``, the ``x.data = v`` setter) gets a new epoch, and the
+# walk refuses a node recorded before an argument's last change (``walk._count_uses``).
+
+_EPOCH = 0  # the number of leaf changes so far; each call remembers the value when it was recorded
+_EPOCH_LOCK = threading.Lock()
+_setflags = NDARRAY.setflags
+
+
+def _changed(node: Tracked) -> None:
+    """Mark the leaf ``node``'s value as changed now: every node recorded before reads a stale value of it."""
+    global _EPOCH
+    with _EPOCH_LOCK:
+        _EPOCH += 1
+        node.f.epoch = _EPOCH  # a leaf's call is its own (see ``_leaf``)
+
+
+def _lock(value):
+    """Make a NumPy array read-only (the tape keeps it); other values are returned as they are."""
+    if type(value) is NDARRAY:
+        _setflags(value, False)
+    return value
 
 
 class Call:
@@ -71,6 +110,8 @@ class Call:
 
     Tracked arguments are held as their ``Tracked`` nodes, other arguments as they were given.
     ``call.name`` names the operation, and calling the ``Call`` recomputes its plain value.
+    ``call.epoch`` is the count of leaf changes when the call was recorded; a leaf has a call of its
+    own, whose epoch says when the leaf's value last changed. The walk compares the two.
 
     >>> Call(operator.add, 1, 2)
     Call(add, (1, 2))
@@ -78,13 +119,14 @@ class Call:
     3
     """
 
-    __slots__ = ("args", "back", "func", "kwargs")
+    __slots__ = ("args", "back", "epoch", "func", "kwargs")
 
     def __init__(self, func=None, *args, **kwargs):
         self.func = func
         self.args = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
         self.kwargs = kwargs
         self.back = None
+        self.epoch = _EPOCH
 
     @property
     def name(self) -> str:
@@ -109,7 +151,24 @@ def _name_of(func) -> str:
     return getattr(func, "name", None) or getattr(func, "__name__", None) or type(func).__name__
 
 
-_LEAF = Call()
+_LEAF = Call()  # stands for "a leaf" when building a node by hand; each leaf gets a call of its own
+
+
+def _leaf(value, grad) -> Tracked:
+    """A new leaf node holding ``value``, with a call of its own that records when the value changes."""
+    call = _call_new(Call)
+    call.func = None
+    call.args = ()
+    call.kwargs = _NO_KWARGS
+    call.back = None
+    call.epoch = _EPOCH
+    node = _tracked_new(Tracked)
+    node.f = call
+    node.isleaf = True
+    node.grad = grad
+    node.ref = 0
+    node.data = value
+    return node
 
 
 class Tracked:
@@ -119,7 +178,7 @@ class Tracked:
     ``.grad`` is the gradient accumulated by ``back_`` (leaves only), ``.ref`` counts how many
     recorded calls took this node as an argument (the walk reads it: a node with ``ref == 1`` has one
     use), and ``.data`` is the plain value.
-    The walk never writes to a node except to accumulate a leaf's ``.grad``.
+    The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
     __slots__ = ("__weakref__", "data", "f", "grad", "isleaf", "ref")
@@ -128,6 +187,8 @@ class Tracked:
         for arg in f.args:  # a node built by hand is a recorded call too
             if type(arg) is Tracked:
                 arg.ref += 1
+        if f is _LEAF:  # a call of its own, to record changes of this leaf's value in
+            f = Call()
         self.f = f
         self.isleaf = isleaf
         self.grad = grad
@@ -178,6 +239,7 @@ def _new(op, args: tuple, kwargs, out, back=None):
     call.args = args
     call.kwargs = kwargs or _NO_KWARGS
     call.back = back
+    call.epoch = _EPOCH
     node = _tracked_new(Tracked)
     node.f = call
     node.isleaf = False
@@ -186,7 +248,14 @@ def _new(op, args: tuple, kwargs, out, back=None):
     node.data = out
     if ANOMALY.active:
         ANOMALY.record(node)
-    value = _real_new(TrackedReal) if type(out) is float or not getattr(out, "ndim", 0) else _array_new(TrackedArray)
+    kind = type(out)
+    if kind is float:
+        value = _real_new(TrackedReal)
+    elif kind is NDARRAY:
+        _setflags(out, False)  # saved for the backward pass: a write to it would change the gradient
+        value = _array_new(TrackedArray) if out.ndim else _real_new(TrackedReal)
+    else:
+        value = _array_new(TrackedArray) if getattr(out, "ndim", 0) else _real_new(TrackedReal)
     value.tracker = node
     return value
 
@@ -196,17 +265,27 @@ def _new(op, args: tuple, kwargs, out, back=None):
 
 
 class _TrackedValue:
-    __slots__ = ("tracker",)
+    __slots__ = ("__weakref__", "tracker")
     __array_priority__ = 1000.0
 
     @property
     def data(self):
-        """The plain value."""
+        """The plain value. The tape keeps it for the backward pass, so a NumPy array is read-only: change a
+        parameter with ``tl.update_(x, Δ)`` (in place) or ``x.data = v``, or compute with a copy."""
         return self.tracker.data
 
     @data.setter
     def data(self, value):
-        self.tracker.data = value
+        node = self.tracker
+        if not node.isleaf:
+            raise AttributeError(
+                f"x.data = ...: x is the result of {node.f.name}, not a parameter; its value is what the "
+                "tape computed. Make a new parameter with tl.param(value) instead"
+            )
+        node.data = new = _leaf_value(value, "x.data = ...")
+        if _shape(node.grad) != _shape(new):
+            node.grad = _zeros_like(new)
+        _changed(node)
 
     @property
     def grad(self):
@@ -227,8 +306,11 @@ class _TrackedValue:
 
     @property
     def dtype(self):
+        """The dtype of the plain value; a Python float reads as NumPy's ``float64``, as in a 0-d array."""
         d = self.tracker.data
-        return d.dtype if hasattr(d, "dtype") else type(d)
+        if hasattr(d, "dtype"):
+            return d.dtype
+        return FLOAT64 if type(d) is float else namespace().asarray(d).dtype
 
     @property
     def size(self) -> int:
@@ -245,13 +327,72 @@ class _TrackedValue:
 
         return value_repr(self)
 
+    def __format__(self, spec: str) -> str:
+        """``f"{x}"`` is the repr; ``f"{x:.2f}"`` formats the plain number."""
+        if not spec:
+            return str(self)
+        d = self.tracker.data
+        if getattr(d, "ndim", 0) == 0:
+            return format(d.item() if hasattr(d, "item") else d, spec)
+        raise TypeError(
+            f"format: a tracked array of shape {self.shape} cannot be formatted with {spec!r}; format its "
+            f"values, e.g. np.array2string(tl.data(x), precision=2), or one element, f'{{x[0]:{spec}}}'"
+        )
+
     def _repr_html_(self):
         from .notebook.html import html_repr
 
         return html_repr(self)
 
+    # Copying and pickling. A parameter is copied as PyTorch copies a leaf tensor: a new, independent
+    # parameter with copies of the value and the gradient (never sharing the array, which ``update_``
+    # changes in place). A computed value is refused: its tape holds functions and links to parameters
+    # that a copy could not follow.
+
+    def __copy__(self):
+        return _copy_leaf(self, "copy.copy")
+
+    def __deepcopy__(self, memo):
+        return _copy_leaf(self, "copy.deepcopy")
+
     def __reduce__(self):
-        raise TypeError(f"cannot pickle a {type(self).__name__}: the tape holds functions; pickle tl.data(x) instead")
+        node = self.tracker
+        if not node.isleaf:
+            raise TypeError(_not_a_leaf(node, "pickle"))
+        return _restore, (node.data, node.grad)
+
+
+def _not_a_leaf(node: Tracked, who: str) -> str:
+    return (
+        f"{who}: this value is the result of {node.f.name}, not a parameter, and only parameters (tl.param) "
+        "can be copied or pickled: its tape holds functions and leads back to parameters a copy could not "
+        "follow. Copy or pickle its value, tl.data(y), or make it a new parameter with tl.param(tl.data(y))"
+    )
+
+
+def _copy_leaf(value, who: str):
+    node = value.tracker
+    if not node.isleaf:
+        raise TypeError(_not_a_leaf(node, who))
+    return _restore(_copy_plain(node.data), _copy_plain(node.grad))
+
+
+def _copy_plain(value):
+    """A copy of a plain value that shares no memory with it (Python and NumPy scalars are immutable)."""
+    if type(value) is NDARRAY:
+        return value.copy()
+    if hasattr(value, "__array_namespace__") and hasattr(value, "shape"):
+        return value.__array_namespace__().asarray(value, copy=True)
+    return value
+
+
+def _restore(value, grad):
+    """A parameter holding ``value`` (owned by it from now on) and ``grad``: what pickle and copy rebuild."""
+    return _wrap(_leaf(_lock(value), grad))
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
 
 
 class TrackedReal(_TrackedValue):
@@ -372,20 +513,24 @@ def param(x):
     >>> param([1, 2]).dtype
     dtype('float64')
     """
+    value = _leaf_value(x, "param")
+    return _wrap(_leaf(value, _zeros_like(value)))
+
+
+def _leaf_value(x, who: str):
+    """``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one else holds."""
     x = data(x)
     if isinstance(x, bool | int | float):
-        value = float(x)
-        node = Tracked(_LEAF, value, 0.0, isleaf=True)
-        return _wrap(node)
+        return float(x)
     xp = namespace(x)
     if not hasattr(x, "dtype"):
         try:
             x = xp.asarray(x)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"param: cannot make a parameter from {type(x).__name__}: {error}") from None
+            raise TypeError(f"{who}: cannot make a parameter from {type(x).__name__}: {error}") from None
     if not (xp.isdtype(x.dtype, "real floating") or xp.isdtype(x.dtype, "complex floating")):
         if not (xp.isdtype(x.dtype, "integral") or xp.isdtype(x.dtype, "bool")):
-            raise TypeError(f"param: cannot make a parameter of dtype {x.dtype}; use numbers")
+            raise TypeError(f"{who}: cannot make a parameter of dtype {x.dtype}; use numbers")
         x = xp.astype(x, xp.float64)
     else:
         x = xp.asarray(x, copy=True)
@@ -393,8 +538,7 @@ def param(x):
         x = x[()]  # a numpy scalar: fast arithmetic, same dtype
         if x.dtype == "float64":
             x = float(x)
-    node = Tracked(_LEAF, x, _zeros_like(x), isleaf=True)
-    return _wrap(node)
+    return _lock(x)
 
 
 def _zeros_like(x):

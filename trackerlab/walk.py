@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from ._backend import defers, namespace
-from .tracked import _LEAF, ANOMALY, RECORDING, Tracked, _TrackedValue, _wrap, data
+from . import tracked as _tracked
+from ._backend import NDARRAY, REAL_SCALARS, defers, namespace
+from .tracked import ANOMALY, RECORDING, Tracked, _copy_plain, _leaf, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -92,7 +93,7 @@ def backprop_steps(
         if g is _NOTHING:  # every use sent nothing: pass the news on without a step
             _release(node, stop, uses, ready)
             continue
-        if node.isleaf or node in stop:
+        if node.isleaf or (stop and node in stop):
             if check is not None:
                 check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if _pending else ())
@@ -100,37 +101,64 @@ def backprop_steps(
             continue
         call = node.f
         args = call.args
-        if len(args) == 1 and not nest and call.back is None and not call.kwargs:
-            # A plain unary call (most nodes of a chain): the general loop below, unrolled.
-            x = args[0]
-            s = None
-            if type(x) is Tracked:
-                rule = call.func.rule[0]
-                if rule is not None:
-                    s = rule(g, node.data, x.data)
-                    waiting[x] = waiting[x] + s if x in waiting else s
-                left = uses.get(x)
-                if left is None:
-                    push(x)
-                else:
-                    uses[x] = left - 1
-                    if left == 1:
+        try:
+            if len(args) == 1 and not nest and call.back is None and not call.kwargs:
+                # A plain unary call (most nodes of a chain): the general loop below, unrolled.
+                x = args[0]
+                s = None
+                if type(x) is Tracked:
+                    rule = call.func.rule[0]
+                    if rule is not None:
+                        value = x.data
+                        s = rule(g, node.data, value)
+                        kind = type(s)  # what the pullback sent must fit its argument: a fast test first
+                        if kind is float:
+                            if type(value) is not float:
+                                _check_sent(node, (s,))
+                        elif kind is not NDARRAY or type(value) is not NDARRAY:
+                            _check_sent(node, (s,))
+                        elif s.shape != value.shape or s.dtype is not value.dtype:
+                            _check_sent(node, (s,))
+                    left = uses.get(x)
+                    if left is None:  # its only use: nothing is waiting for it yet
+                        if s is not None:
+                            waiting[x] = s
                         push(x)
-            sent = [s]
-        else:
-            sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
-            for arg, s in zip(args, sent):
-                if type(arg) is not Tracked:
-                    continue
-                if s is not None:
-                    waiting[arg] = waiting[arg] + s if arg in waiting else s
-                left = uses.get(arg)
-                if left is None:  # its only use
-                    push(arg)
-                else:
-                    uses[arg] = left - 1
-                    if left == 1:
+                    else:
+                        if s is not None:
+                            waiting[x] = waiting[x] + s if x in waiting else s
+                        uses[x] = left - 1
+                        if left == 1:
+                            push(x)
+                sent = [s]
+            else:
+                sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+                for arg, s in zip(args, sent):
+                    if type(arg) is not Tracked:
+                        continue
+                    if s is not None:
+                        value = arg.data
+                        kind = type(s)
+                        if kind is float:
+                            if type(value) is not float:
+                                _check_sent(node, sent)
+                        elif kind is not NDARRAY or type(value) is not NDARRAY:
+                            _check_sent(node, sent)
+                        elif s.shape != value.shape or s.dtype is not value.dtype:
+                            _check_sent(node, sent)
+                        waiting[arg] = waiting[arg] + s if arg in waiting else s
+                    left = uses.get(arg)
+                    if left is None:  # its only use
                         push(arg)
+                    else:
+                        uses[arg] = left - 1
+                        if left == 1:
+                            push(arg)
+        except Exception as error:
+            wrapped = _failed(node, g, error)
+            if wrapped is None:
+                raise
+            raise wrapped from error
         if check is not None:
             check(node, g, sent)
         if not _leaves_only:
@@ -151,15 +179,23 @@ def _count_uses(root: Tracked, stop) -> dict:
     Only nodes that can have several uses are counted: a node whose ``ref`` is 1 is the argument of one
     recorded call on the whole tape, so its one use releases it. Most nodes of chains and trees are
     such, and the walk's bookkeeping then holds a few entries instead of one per node.
+
+    The same pass refuses the tape if an argument's value changed after the node using it was recorded
+    (its epoch is newer), before any pullback runs: a pullback reading it would compute the gradient at
+    the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale.
     """
     uses = {}
     stack = [root]
     push = stack.append
+    latest = _tracked._EPOCH
     while stack:
         node = stack.pop()
-        if node.isleaf or node in stop:
+        if node.isleaf or (stop and node in stop):
             continue
-        for arg in node.f.args:
+        call = node.f
+        if call.epoch != latest:
+            _check_fresh(node)
+        for arg in call.args:
             if type(arg) is Tracked:
                 if arg.ref == 1:
                     push(arg)
@@ -171,8 +207,16 @@ def _count_uses(root: Tracked, stop) -> dict:
     return uses
 
 
+def _check_fresh(node: Tracked) -> None:
+    """Raise if an argument of ``node`` changed after ``node`` was recorded."""
+    epoch = node.f.epoch
+    for arg in node.f.args:
+        if type(arg) is Tracked and arg.f.epoch > epoch:
+            raise _stale(node, arg)
+
+
 def _release(node: Tracked, stop, uses, ready) -> None:
-    if node.isleaf or node in stop:
+    if node.isleaf or (stop and node in stop):
         return
     for arg in node.f.args:
         if type(arg) is Tracked:
@@ -191,7 +235,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     call = node.f
     if nest and not isinstance(g, _TrackedValue) and not defers(g):
         # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
-        g = _wrap(Tracked(_LEAF, g, None, isleaf=True))
+        g = _wrap(_leaf(g, None))
     rules = call.func.rule
     args = call.args
     kwargs = call.kwargs
@@ -231,7 +275,8 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
 
 
 def _custom(node: Tracked, g, nest: bool) -> tuple:
-    """Run a ``grad_rule`` pullback and check it returned one sensitivity of the right shape per argument."""
+    """Run a ``grad_rule`` pullback and check it returned one sensitivity per argument (the walk checks
+    each one's shape and dtype, as it does for every rule)."""
     call = node.f
     name = call.name
     if nest:
@@ -251,22 +296,130 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
             "return a tuple with one per argument (None for an argument with none)"
         )
-    out = []
-    for i, (arg, s) in enumerate(zip(call.args, sent)):
+    if nest:
+        return [s if type(arg) is Tracked else None for arg, s in zip(call.args, sent)]
+    return [None if type(arg) is not Tracked or s is None else data(s) for arg, s in zip(call.args, sent)]
+
+
+# ----------------------------------------------------------------------------------------------------
+# What the walk refuses, and how it explains a failure
+
+
+def _stale(node: Tracked, arg: Tracked) -> RuntimeError:
+    """The error for ``arg`` having changed after ``node`` was recorded."""
+    name = node.f.name
+    i = next(i for i, a in enumerate(node.f.args) if a is arg)
+    what = f"a parameter of shape {_shape(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
+    error = RuntimeError(
+        f"{name}: argument {i + 1} ({what}) changed after {name} was recorded (tl.update_ or x.data = ...), "
+        "so its gradient would be computed at the new value, not at the value the forward pass used. "
+        "Call back_ before changing parameters, or run the forward pass again after the change"
+    )
+    error._trackerlab_op = name
+    return error
+
+
+def _check_sent(node: Tracked, sent) -> None:
+    """Raise unless every sensitivity in ``sent`` fits its argument of ``node``: the argument's shape, and
+    numbers of a kind it can take (complex only for a complex argument).
+
+    The walk calls this when its fast test (same type, shape and dtype) fails, so it accepts what is fine
+    too: a float32 sensitivity for a float64 argument, a NumPy scalar for a Python float.
+    """
+    name = node.f.name
+    for i, (arg, s) in enumerate(zip(node.f.args, sent)):
         if type(arg) is not Tracked or s is None:
-            out.append(None)
             continue
-        if not nest:
-            s = data(s)
-        want = tuple(getattr(arg.data, "shape", ()))
-        have = tuple(getattr(data(s), "shape", ()))
-        if have != want:
-            raise ValueError(
-                f"{name}: the pullback's sensitivity for argument {i + 1} has shape {have}, "
+        s = data(s)
+        value = arg.data
+        if type(s) in REAL_SCALARS and type(value) in REAL_SCALARS:
+            continue  # a NumPy scalar for a Python float, or the other way round
+        if type(s) is NDARRAY is type(value) and s.shape == value.shape and s.dtype is value.dtype:
+            continue
+        want = _shape(value)
+        kind = _kind(s)
+        problem = None
+        if kind is None:
+            problem = TypeError(
+                f"{name}: the pullback sent a {type(s).__name__} as the sensitivity of argument {i + 1}; "
+                f"send an array (or a number) of the argument's shape {want}"
+            )
+        elif kind not in "biuf" and kind != "c":
+            problem = TypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers"
+            )
+        elif _shape(s) != want:
+            problem = ValueError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has shape {_shape(s)}, "
                 f"but the argument has shape {want}"
             )
-        out.append(s)
-    return out
+        elif kind == "c" and _kind(arg.data) != "c":
+            problem = TypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} is complex ({_dtype_name(s)}), but the "
+                f"argument is real ({_dtype_name(arg.data)}); the gradient of a real input must be real"
+            )
+        if problem is not None:
+            problem._trackerlab_op = name
+            raise problem
+
+
+def _kind(value) -> str | None:
+    """NumPy's one-letter dtype kind of a number or array (``f``, ``c``, ``i``, ``O``, …); ``None`` for others."""
+    if isinstance(value, bool):
+        return "b"
+    if isinstance(value, int):
+        return "i"
+    if isinstance(value, float):
+        return "f"
+    if isinstance(value, complex):
+        return "c"
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    xp = namespace(value)  # array-API dtypes have no kind: ask the namespace
+    for letter, name in (("b", "bool"), ("i", "integral"), ("f", "real floating"), ("c", "complex floating")):
+        if xp.isdtype(dtype, name):
+            return letter
+    return "O"
+
+
+def _dtype_name(value) -> str:
+    return str(getattr(value, "dtype", "float64" if isinstance(value, float) else type(value).__name__))
+
+
+def _failed(node: Tracked, g, error: Exception):
+    """``error``, raised while back-propagating through ``node``, reworded to name the operation and the
+    shapes, with the original as its cause; ``None`` where it names an operation already (it says so,
+    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
+    name = node.f.name
+    message = str(error)
+    if (
+        getattr(error, "_trackerlab_op", None) is not None
+        or message.startswith(f"{name}:")
+        or type(error).__module__.split(".")[0] == "trackerlab"
+    ):
+        return None
+    shapes = ", ".join(str(_shape(a.data if type(a) is Tracked else a)) for a in node.f.args)
+    text = (
+        f"{name}: the backward pass failed: {type(error).__name__}: {message} "
+        f"(argument shapes {shapes}; sensitivity of shape {_shape(data(g))})"
+    )
+    try:
+        wrapped = type(error)(text)
+    except Exception:  # an exception type that takes other arguments
+        wrapped = RuntimeError(text)
+    try:
+        wrapped._trackerlab_op = name
+    except AttributeError:
+        pass
+    return wrapped
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
 
 
 def seed(y, Δ, who: str, nest: bool = False):
@@ -296,8 +449,8 @@ def seed(y, Δ, who: str, nest: bool = False):
             # to y's library and device, so that every pullback sees values of y's library
             Δ = namespace(value).asarray(Δ, dtype=value.dtype if hasattr(value, "dtype") else None)
         delta_shape = tuple(getattr(Δ, "shape", ()))
-    if delta_shape == shape:
-        return Δ
+    if delta_shape == shape:  # a copy: nothing the walk returns may share memory with the caller's Δ
+        return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
     if delta_shape == ():
         xp = namespace(value)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)

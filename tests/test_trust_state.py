@@ -1,0 +1,573 @@
+"""Trust in state: values changed between the forward pass and ``back_``, aliasing, threads, failures half
+way, and the Python protocols (copy, pickle, weakref, format) on tracked values."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import sys
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+# ---------------------------------------------------------------- values changed after the forward pass
+
+
+def test_update_after_the_forward_pass_is_refused_naming_the_op():
+    x = tl.param([0.5, 1.0])
+    y = tl.sum(tl.sin(x))
+    tl.update_(x, [1.0, 1.0])
+    with pytest.raises(RuntimeError, match=r"sin: argument 1 \(a parameter of shape \(2,\)\) changed after sin"):
+        tl.back_(y)
+    assert np.array_equal(x.grad, [0.0, 0.0])  # nothing accumulated
+
+
+def test_update_of_a_scalar_parameter_after_the_forward_pass_is_refused():
+    x = tl.param(0.5)
+    y = tl.sin(x) * x
+    tl.update_(x, 1.0)
+    with pytest.raises(RuntimeError, match=r"changed after .* was recorded"):
+        tl.back_(y)
+    with pytest.raises(RuntimeError, match="back_ before changing parameters, or run the forward pass again"):
+        list(tl.backprop_steps(y))
+
+
+def test_setter_counts_as_a_change():
+    x = tl.param([0.5, 1.0])
+    y = tl.sum(tl.exp(x) * x)
+    x.data = [2.0, 3.0]
+    with pytest.raises(RuntimeError, match="multiply: argument 2"):
+        tl.back_(y)
+    y = tl.sum(tl.sin(x))  # a new forward pass at the new value works
+    tl.back_(y)
+    assert np.array_equal(x.grad, np.cos([2.0, 3.0]))
+
+
+def test_setter_copies_converts_and_locks():
+    x = tl.param([1.0, 2.0])
+    new = np.array([3, 4])
+    x.data = new
+    new[0] = 100  # the caller's array is not the parameter's
+    assert x.data.dtype == np.float64 and np.array_equal(x.data, [3.0, 4.0])
+    with pytest.raises(ValueError, match="read-only"):
+        x.data[0] = 1.0
+    x.data = np.zeros(3)  # a new shape resets the gradient to that shape
+    assert x.grad.shape == (3,)
+
+
+def test_setter_on_a_computed_value_is_refused():
+    y = tl.sin(tl.param([1.0]))
+    with pytest.raises(AttributeError, match="x is the result of sin, not a parameter"):
+        y.data = np.zeros(1)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x, y: x.data.__setitem__(Ellipsis, 5.0),  # x.data[...] = 5
+        lambda x, y: np.add(tl.data(x), 1, out=tl.data(x)),
+        lambda x, y: tl.data(y).__setitem__(Ellipsis, 0.0),  # a saved result
+        lambda x, y: tl.data(x)[0:1].__setitem__(Ellipsis, 7.0),  # through a view
+        lambda x, y: tl.data(x).reshape(2, 1).__setitem__((0, 0), 7.0),
+        lambda x, y: np.asarray(x).__setitem__(0, 7.0),
+        lambda x, y: tl.data(y).__iadd__(1.0),
+        lambda x, y: tl.data(x).sort(),
+    ],
+)
+def test_raw_writes_to_saved_arrays_fail_at_once(write):
+    x = tl.param([0.5, 1.0])
+    y = tl.exp(x)
+    with pytest.raises(ValueError, match="read-only"):
+        write(x, y)
+    tl.back_(tl.sum(y))
+    assert np.array_equal(x.grad, np.exp([0.5, 1.0]))  # the gradient at the forward-pass values
+
+
+def test_every_recorded_result_and_view_is_read_only():
+    x = tl.param(np.arange(6.0).reshape(2, 3))
+    for y in (x, x * 2, x[0], x.T, x.reshape(3, 2), tl.sum(x, axis=0), x @ np.ones(3)):
+        assert not tl.data(y).flags.writeable
+
+
+def test_a_copy_of_the_data_is_writable_and_independent():
+    x = tl.param([1.0, 2.0])
+    d = tl.data(x).copy()
+    d[0] = 10.0
+    assert np.array_equal(x.data, [1.0, 2.0])
+    p = tl.param(d)  # the remedy for an array one wants to change: a new parameter
+    assert np.array_equal(p.data, [10.0, 2.0])
+
+
+def test_update_of_a_view_is_refused():
+    x = tl.param([1.0, 2.0])
+    y = tl.sum(tl.sin(x))
+    with pytest.raises(ValueError, match=r"update_: x is the result of getitem, not a parameter"):
+        tl.update_(x[0:1], 10.0)
+    tl.back_(y)
+    assert np.array_equal(x.data, [1.0, 2.0])
+    assert np.array_equal(x.grad, np.cos([1.0, 2.0]))
+
+
+def test_update_is_in_place_and_stays_locked():
+    x = tl.param([1.0, 2.0])
+    held = tl.data(x)
+    tl.update_(x, [0.5, 0.5])
+    assert tl.data(x) is held and np.array_equal(held, [1.5, 2.5])
+    assert not held.flags.writeable
+
+
+def test_a_view_taken_before_an_update_is_refused_in_the_walk():
+    x = tl.param([1.0, 2.0, 3.0])
+    v = x.reshape(3)  # its data is a view of x's
+    y = tl.sum(tl.sin(v))
+    tl.update_(x, 1.0)
+    with pytest.raises(RuntimeError, match="reshape: argument 1"):
+        tl.back_(y)
+
+
+def test_training_loop_keeps_working():
+    # back_, update_, a new forward pass: the gradient of sum(x²) is 2x at each step's own values
+    x = tl.param([1.0, -2.0])
+    expected = np.array([1.0, -2.0])
+    for _ in range(5):
+        y = tl.sum(x * x)
+        tl.back_(y)
+        assert np.array_equal(x.grad, 2 * expected)
+        tl.update_(x, -0.1 * x.grad)
+        expected = expected - 0.1 * 2 * expected
+        assert np.array_equal(x.data, expected)
+        assert np.array_equal(x.grad, [0.0, 0.0])
+
+
+def test_optimisers_and_params_gradient_after_updates():
+    x = tl.param([1.0, 2.0])
+    ps = tl.Params([x])
+    opt = tl.optim.ADAM(0.1)
+    for _ in range(3):
+        gs = tl.gradient(lambda: tl.sum(x * x * x), ps)
+        assert np.allclose(tl.data(gs[x]), 3 * tl.data(x) ** 2)
+        tl.update_(opt, ps, gs)
+
+
+def test_checkpoint_of_a_changed_parameter_is_refused():
+    x = tl.param(2.0)
+    y = tl.checkpoint(lambda t: t * t, x)
+    tl.update_(x, 1.0)
+    with pytest.raises(RuntimeError, match="checkpoint: argument 2"):
+        tl.back_(y)
+
+
+def test_a_changed_parameter_that_a_new_tape_reads_is_fine():
+    W = tl.param([[1.0, 2.0], [3.0, 4.0]])
+    old = W @ np.array([1.0, 1.0])
+    tl.update_(W, 1.0)
+    new = tl.sum(W @ np.array([1.0, 2.0]))
+    tl.back_(new)
+    assert np.array_equal(W.grad, [[1.0, 2.0], [1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="matmul: argument 1"):
+        tl.back_(old, [1.0, 1.0])
+
+
+# ---------------------------------------------------------------- update_ refusals
+
+
+def test_update_refuses_a_change_of_shape():
+    with pytest.raises(ValueError, match=r"update_: Δ has shape \(2,\), but x has shape \(\)"):
+        tl.update_(tl.param(1.0), [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"Δ has shape \(1, 2\), but x has shape \(2,\)"):
+        tl.update_(tl.param([1.0, 2.0]), [[1.0, 2.0]])
+
+
+def test_update_refuses_to_make_a_real_parameter_complex():
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"update_: Δ is complex \(complex128\), but x is real \(float64\)"):
+        tl.update_(x, np.array([1j, 0]))
+    with pytest.raises(TypeError, match="but x is real"):
+        tl.update_(tl.param(1.0), 1j)
+    assert np.array_equal(x.data, [1.0, 2.0])
+    z = tl.param(np.array([1.0 + 1j]))  # a complex parameter takes complex steps
+    tl.update_(z, np.array([1j]))
+    assert z.data[0] == 1.0 + 2j
+
+
+@pytest.mark.parametrize("step", [np.array([None, 1.0], dtype=object), "1.0", [["a", "b"]], None])
+def test_update_refuses_steps_that_are_not_numbers(step):
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(TypeError, match="update_: "):
+        tl.update_(x, step)
+    assert x.data.dtype == np.float64 and np.array_equal(x.data, [1.0, 2.0])
+
+
+def test_update_keeps_the_parameters_dtype():
+    x = tl.param(np.array([1.0, 2.0], dtype=np.float32))
+    tl.update_(x, np.array([0.5, 0.5]))
+    assert x.data.dtype == np.float32
+    s = tl.param(2.0)
+    tl.update_(s, np.float64(0.5))
+    assert type(s.data) is float and s.data == 2.5
+
+
+# ---------------------------------------------------------------- failures half way, and aliasing
+
+
+def _flaky(fail):
+    def f(Δ):
+        if fail[0]:
+            raise ValueError("not now")
+        return Δ
+
+    return f
+
+
+def test_back_that_fails_half_way_leaves_every_grad_as_it_was_and_a_retry_is_right():
+    a = tl.param(2.0)
+    b = tl.param([1.0, 2.0])
+    a.grad = 5.0
+    fail = [True]
+    # the walk reaches the leaf a before the hook raises
+    y = a + tl.sum(tl.hook(_flaky(fail), tl.sin(tl.sin(b))))
+    steps = [s.op for s in tl.backprop_steps(a + 1.0)]
+    assert steps == ["add", "param"]
+    with pytest.raises(ValueError, match="hook: the backward pass failed: ValueError: not now"):
+        tl.back_(y)
+    assert a.grad == 5.0 and np.array_equal(b.grad, [0.0, 0.0])
+    fail[0] = False
+    tl.back_(y)
+    assert a.grad == 6.0
+    assert np.array_equal(b.grad, np.cos(np.sin([1.0, 2.0])) * np.cos([1.0, 2.0]))
+
+
+def test_back_with_a_grad_of_the_wrong_shape_changes_nothing():
+    a, b = tl.param([1.0, 2.0]), tl.param([3.0, 4.0])
+    a.grad = np.zeros(3)
+    with pytest.raises(ValueError, match=r"back_: a parameter's .grad has shape \(3,\), but the parameter has"):
+        tl.back_(tl.sum(a * b))
+    assert np.array_equal(b.grad, [0.0, 0.0])
+
+
+def test_grad_none_then_back_gives_a_fresh_array():
+    x = tl.param([1.0, 2.0])
+    x.grad = None
+    Δ = np.array([1.0, 1.0])
+    tl.back_(x + 0.0, Δ)
+    assert not np.shares_memory(x.grad, Δ)
+    Δ[0] = 100.0
+    assert np.array_equal(x.grad, [1.0, 1.0])
+    x.grad = None
+    tl.back_(x, Δ)  # the leaf itself
+    assert not np.shares_memory(x.grad, Δ)
+
+
+def test_two_leaves_never_share_a_grad_array():
+    a, b = tl.param([1.0, 2.0]), tl.param([3.0, 4.0])
+    a.grad = b.grad = None
+    tl.back_(a + b, [1.0, 1.0])
+    assert not np.shares_memory(a.grad, b.grad)
+    tl.back_(a * 2.0, [1.0, 1.0])
+    assert np.array_equal(a.grad, [3.0, 3.0]) and np.array_equal(b.grad, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("tracked_input", [False, True])
+@pytest.mark.parametrize("f", [lambda x: x, lambda x: x + 0.0, lambda x: x * 1.0, lambda x: x.reshape(2)])
+def test_forward_back_never_shares_memory_with_delta(f, tracked_input):
+    x = tl.param([1.0, 2.0]) if tracked_input else [1.0, 2.0]
+    _, back = tl.forward(f, x)
+    Δ = np.array([3.0, 4.0])
+    (dx,) = back(Δ)
+    assert not np.shares_memory(tl.data(dx), Δ)
+    Δ[:] = 0.0
+    assert np.array_equal(tl.data(dx), [3.0, 4.0])
+
+
+# ---------------------------------------------------------------- recording state: per thread, re-entrant
+
+
+def test_one_no_grad_object_entered_twice_restores_recording():
+    x = tl.param(2.0)
+    guard = tl.no_grad()
+    with guard:
+        with guard:
+            assert not tl.istracked(x * 2)
+        assert not tl.istracked(x * 2)
+    assert tl.istracked(x * 2)
+
+
+def test_no_grad_inside_no_grad_and_after_an_error():
+    x = tl.param(2.0)
+    with pytest.raises(KeyError):
+        with tl.no_grad():
+            with tl.no_grad():
+                raise KeyError
+    assert tl.istracked(x * 2)
+
+
+def test_no_grad_in_one_thread_never_stops_recording_in_another():
+    x = tl.param(3.0)
+    entered, done = threading.Event(), threading.Event()
+    seen = []
+
+    def quiet():
+        with tl.no_grad():
+            entered.set()
+            done.wait(5)
+            seen.append(tl.istracked(x * 2))
+
+    thread = threading.Thread(target=quiet)
+    thread.start()
+    assert entered.wait(5)
+    y = x * x  # recorded here while the other thread is inside no_grad
+    tl.back_(y)
+    done.set()
+    thread.join()
+    assert tl.istracked(y) and x.grad == 6.0
+    assert seen == [False]
+
+
+def test_threads_training_and_one_inside_no_grad_get_every_gradient_exactly():
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    W = tl.param([[0.5, -1.0], [2.0, 0.25]])  # shared by every thread
+    errors = []
+    stop = threading.Event()
+
+    def train(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(150):
+                v = rng.standard_normal(2)
+                gs = tl.gradient(lambda: tl.sum(tl.tanh(W @ v)), tl.Params([W]))
+                want = np.outer(1 - np.tanh(W.data @ v) ** 2, v)
+                if not np.array_equal(tl.data(gs[W]), want):
+                    errors.append(("W", seed))
+                (dx,) = tl.gradient(lambda x: tl.sum(tl.sin(x) * x), v)
+                if not np.array_equal(tl.data(dx), np.cos(v) * v + np.sin(v)):
+                    errors.append(("x", seed))
+        except Exception as error:  # reported below
+            errors.append(error)
+
+    def quiet():
+        while not stop.is_set():
+            with tl.no_grad():
+                if tl.istracked(W * 2):
+                    errors.append("recorded inside no_grad")
+
+    try:
+        threads = [threading.Thread(target=train, args=(i,)) for i in range(7)]
+        threads.append(threading.Thread(target=quiet))
+        for t in threads:
+            t.start()
+        for t in threads[:-1]:
+            t.join()
+        stop.set()
+        threads[-1].join()
+    finally:
+        sys.setswitchinterval(before)
+    assert errors == []
+
+
+def test_updates_in_threads_are_all_detected():
+    # each thread records, updates its own parameter, and must be refused on the stale tape
+    results = []
+
+    def run():
+        x = tl.param([1.0, 2.0])
+        for _ in range(50):
+            y = tl.sum(tl.sin(x))
+            tl.update_(x, 0.01)
+            try:
+                tl.back_(y)
+                results.append("silent")
+            except RuntimeError:
+                results.append("refused")
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["refused"] * 200
+
+
+# ---------------------------------------------------------------- the walk checks what pullbacks send
+
+
+def _custom(pullback):
+    @tl.primitive
+    def op(x):
+        return x
+
+    @tl.grad_rule(op)
+    def _(x):
+        return tl.data(x) * 1.0, pullback
+
+    return op
+
+
+def test_a_pullback_error_names_the_op_and_shapes_and_keeps_the_cause():
+    op = _custom(lambda Δ: (Δ + np.ones(5),))
+    with pytest.raises(ValueError, match=r"op: the backward pass failed: ValueError: operands could not") as info:
+        tl.back_(tl.sum(op(tl.param([1.0, 2.0, 3.0]))))
+    assert "argument shapes (3,); sensitivity of shape (3,)" in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)
+    assert "operands could not be broadcast" in str(info.value.__cause__)
+
+
+def test_an_error_in_a_built_in_rule_names_the_op(monkeypatch):
+    def broken(g, ans, x):
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(tl.sin, "rule", (broken,))
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(ZeroDivisionError, match=r"sin: the backward pass failed: .*argument shapes \(2,\)"):
+        tl.back_(tl.sum(tl.sin(x) * 2))
+
+
+def test_an_error_of_a_nested_walk_is_not_wrapped_twice():
+    op = _custom(lambda Δ: (Δ + np.ones(5),))
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"^op: the backward pass failed"):
+        tl.back_(tl.sum(tl.checkpoint(lambda t: op(t) * 2, x)))
+
+
+def test_nobacksies_message_is_kept():
+    with pytest.raises(RuntimeError, match=r"^nobacksies: no second derivatives$"):
+        tl.back_(tl.nobacksies("no second derivatives", tl.param(2.0) * 3))
+
+
+@pytest.mark.parametrize(
+    ("rule", "error", "message"),
+    [
+        # a built-in rule that forgets to undo broadcasting: (2, 1) for a (2, 3) input
+        (lambda g, ans, x: g[:, :1], ValueError, r"sensitivity for argument 1 has shape \(2, 1\), but the argument"),
+        (lambda g, ans, x: g.sum(), ValueError, r"has shape \(\), but the argument has shape \(2, 3\)"),
+        (lambda g, ans, x: g * 1j, TypeError, r"is complex \(complex128\), but the argument is real \(float64\)"),
+        (lambda g, ans, x: g.astype(object), TypeError, "has dtype object; it must hold numbers"),
+        (lambda g, ans, x: g.tolist(), TypeError, "sent a list as the sensitivity of argument 1"),
+    ],
+)
+def test_a_built_in_rule_that_sends_the_wrong_shape_or_kind_is_named(monkeypatch, rule, error, message):
+    monkeypatch.setattr(tl.tanh, "rule", (rule,))
+    x = tl.param(np.ones((2, 3)))
+    with pytest.raises(error, match="^tanh: .*" + message):
+        tl.back_(tl.sum(tl.tanh(x) * 2))
+    assert np.array_equal(x.grad, np.zeros((2, 3)))
+
+
+def test_binary_rules_are_checked_too(monkeypatch):
+    first, _ = tl.multiply.rule
+    monkeypatch.setattr(tl.multiply, "rule", (first, lambda g, ans, x, y: np.sum(g, axis=1, keepdims=True)))
+    a, b = tl.param(np.ones((2, 3))), tl.param(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"multiply: the pullback's sensitivity for argument 2 has shape \(2, 1\)"):
+        tl.back_(tl.sum(a * b))
+
+
+def test_a_custom_rule_with_the_wrong_shape_or_kind_is_named():
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"op: the pullback's sensitivity for argument 1 has shape \(1,\)"):
+        tl.back_(tl.sum(_custom(lambda Δ: (np.ones(1),))(x)))
+    with pytest.raises(TypeError, match="op: the pullback's sensitivity for argument 1 is complex"):
+        tl.back_(tl.sum(_custom(lambda Δ: (Δ * 1j,))(x)))
+
+
+def test_what_fits_is_accepted():
+    # float32 for float64, NumPy scalars for Python floats, real for complex
+    x = tl.param([1.0, 2.0])
+    tl.back_(tl.sum(_custom(lambda Δ: (np.asarray(Δ, dtype=np.float32),))(x)))
+    assert np.array_equal(x.grad, [1.0, 1.0])
+    s = tl.param(2.0)
+    tl.back_(_custom(lambda Δ: (np.float64(3.0),))(s))
+    assert s.grad == 3.0
+    z = tl.param(np.array([1.0 + 1j]))
+    tl.back_(tl.sum(tl.abs(_custom(lambda Δ: (np.ones(1),))(z))))
+    assert z.grad.dtype == np.complex128
+
+
+# ---------------------------------------------------------------- gradient of something that is not a number
+
+
+@pytest.mark.parametrize(
+    ("f", "message"),
+    [
+        (lambda x: "a", r"gradient: f returned a str, 'a', not a number"),
+        (lambda x: "1.5", r"gradient: f returned a str, '1.5', not a number"),
+        (lambda x: None, "gradient: f returned a NoneType"),
+        (lambda x: [x, x], "a list or tuple of values"),
+        (lambda x: np.array(["a"]), "gradient: f returned an array of dtype <U1, not numbers"),
+    ],
+)
+def test_gradient_of_something_that_is_not_a_number(f, message):
+    with pytest.raises(TypeError, match=message):
+        tl.gradient(f, 1.0)
+
+
+def test_jacobian_of_a_string_says_so():
+    with pytest.raises(TypeError, match="jacobian: f returned a str"):
+        tl.jacobian(lambda x: "abc", [1.0])
+
+
+# ---------------------------------------------------------------- dtype, format, weakref, copy, pickle
+
+
+def test_tracked_real_dtype_is_a_numpy_dtype():
+    assert tl.param(0.5).dtype == np.dtype("float64")
+    assert isinstance(tl.param(0.5).dtype, np.dtype)
+    assert tl.param(np.float32(1.0)).dtype == np.dtype("float32")
+    assert tl.sum(tl.param([1.0, 2.0])).dtype == np.asarray(3.0).dtype
+    assert (tl.param(2.0) * 3).dtype == np.zeros(()).dtype
+
+
+def test_format_and_f_strings():
+    x = tl.param(0.5)
+    assert format(x, ".2f") == "0.50"
+    assert f"{x:.3e}" == "5.000e-01"
+    assert f"{x}" == "0.5 (tracked)" == format(x)
+    assert f"{tl.sum(tl.param([1.0, 2.0])):>6.1f}" == "   3.0"
+    assert f"{tl.param(np.float32(1.25)):.1f}" == "1.2"
+    with pytest.raises(TypeError, match=r"format: a tracked array of shape \(2,\) cannot be formatted with '.2f'"):
+        format(tl.param([1.0, 2.0]), ".2f")
+
+
+def test_weakref_of_tracked_values():
+    x = tl.param([1.0, 2.0])
+    y = x * 2
+    rx, ry = weakref.ref(x), weakref.ref(y)
+    assert rx() is x and ry() is y
+    del y
+    assert ry() is None
+
+
+@pytest.mark.parametrize("copier", [copy.copy, copy.deepcopy, lambda v: pickle.loads(pickle.dumps(v))])
+@pytest.mark.parametrize("value", [[1.0, 2.0], 2.5, np.array([1.0, 2.0], dtype=np.float32), np.array([1 + 2j])])
+def test_a_parameter_round_trips_with_its_data_and_grad(copier, value):
+    x = tl.param(value)
+    tl.back_(tl.sum(tl.abs(x * x)))
+    c = copier(x)
+    assert tl.isleaf(c) and type(c) is type(x) and c.dtype == x.dtype
+    assert np.array_equal(tl.data(c), tl.data(x)) and np.array_equal(c.grad, x.grad)
+    if isinstance(tl.data(x), np.ndarray):
+        assert not np.shares_memory(tl.data(c), tl.data(x)) and not np.shares_memory(c.grad, x.grad)
+        assert not tl.data(c).flags.writeable
+    tl.update_(c, 1.0)  # independent of the original
+    assert np.array_equal(tl.data(x), np.asarray(value, dtype=tl.data(x).dtype if np.ndim(value) else None))
+    tl.back_(tl.sum(tl.abs(c)))  # and differentiable on its own
+
+
+def test_deepcopy_of_a_model_copies_each_parameter_once():
+    W = tl.param([[1.0, 2.0]])
+    model = {"W": W, "again": W, "layers": [W]}
+    twin = copy.deepcopy(model)
+    assert twin["W"] is twin["again"] is twin["layers"][0] and twin["W"] is not W
+
+
+@pytest.mark.parametrize(
+    ("copier", "who"),
+    [(copy.copy, "copy.copy"), (copy.deepcopy, "copy.deepcopy"), (pickle.dumps, "pickle")],
+)
+def test_copying_a_computed_value_is_refused_naming_the_op(copier, who):
+    y = tl.sin(tl.param([1.0, 2.0]))
+    with pytest.raises(TypeError, match=f"{who}: this value is the result of sin, not a parameter.*tl.data"):
+        copier(y)
