@@ -181,6 +181,18 @@ def test_other_backends_and_edge_cases():
     assert "[2+4j, 6-2j]" in complex_values
 
 
+def test_the_repr_follows_jupyterlab_and_the_docs_dark_themes():
+    from trackerlab.notebook.html import html_repr
+
+    css = html_repr(tl.param(2.0) * 3).split("<style>")[1].split("</style>")[0]
+    dark = "--tl-fg:var(--jp-content-font-color1,#e6edf3)"
+    assert css.count(dark) == 2
+    assert f'body[data-jp-theme-light="false"] .tl-repr,body[data-theme="dark"] .tl-repr{{{dark}' in css
+    # the reader's colour scheme only where the page names no light theme of its own
+    assert '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{' in css
+    assert ".tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328)" in css
+
+
 def test_small_arrays_of_three_or_more_dimensions_are_shown_whole():
     """A 2×3×4 array is shown value by value, one table per 2-D slice, as NumPy prints it."""
     values = np.arange(24.0).reshape(2, 3, 4)

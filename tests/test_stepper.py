@@ -303,8 +303,8 @@ def test_each_frame_draws_the_tape_with_its_states():
     stepper = tl.BackpropStepper(y, labels=labels)
     frame = stepper.frame_views[1].value
     svg = frame[frame.index("<svg") : frame.index("</svg>")]
-    for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">grad 4<"):
-        assert text in svg
+    for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">Δ 4<"):
+        assert text in svg  # a is pending: 4 has reached it, it is not its grad yet
     assert ">pending<" not in stepper.frame_views[3].value  # nothing is pending at the last step
 
 
@@ -313,3 +313,43 @@ def test_the_text_is_escaped_in_the_frame_html():
     stepper = tl.BackpropStepper(x * 2, labels={x: "<b>x</b>"})
     assert "&lt;b&gt;x&lt;/b&gt;" in stepper.frame_views[0].value
     assert "<b>x</b>" not in stepper.frame_views[0].value.split("tl-frame-text")[1]
+
+
+def test_names_count_in_forward_order_and_constants_do_not_read_like_arguments():
+    rng = np.random.default_rng(0)
+    X, t = rng.normal(size=(8, 2)), rng.normal(size=(8, 1))
+    W1, W2, W3 = (tl.param(rng.normal(size=s)) for s in ((2, 4), (4, 4), (4, 1)))
+    out = tl.tanh(tl.tanh(X @ W1) @ W2) @ W3
+    loss = tl.mean((out - t) ** 2)
+    stepper = tl.BackpropStepper(loss, labels={W1: "W1", W2: "W2", W3: "W3"}, static_frames=0)
+    by_op = {s["node"]: s["args"] for s in stepper.steps if s["op"] == "matmul"}
+    assert by_op["matmul#1"] == ["8×2 constant", "W1"]  # X @ W1 is the first matmul computed
+    assert by_op["matmul#3"] == ["tanh#2", "W3"]
+    assert stepper.steps[2]["args"] == ["matmul#3", "8×1 constant"]  # the subtraction of the target
+    assert stepper.text.startswith("step 1 of 11: mean#1 = mean(power#1)")
+
+
+def wrong_sin(x):
+    """sin with a custom rule 1% too large: what ``tl.check_tape`` exists to find."""
+    return tl.track(wrong_sin, x) if tl.istracked(x) else np.sin(x)
+
+
+@tl.grad_rule(wrong_sin)
+def _(x):
+    return np.sin(tl.data(x)), lambda Δ: (Δ * 1.01 * np.cos(tl.data(x)),)
+
+
+def test_a_check_report_marks_wrong_nodes_in_every_frame():
+    x = tl.param(0.5)
+    s = wrong_sin(x)
+    y = s * x
+    report = tl.check_tape(y)
+    assert report.wrong == (s.tracker,)
+    stepper = tl.BackpropStepper(y, check=report)
+    for view in stepper.frame_views:
+        drawing = view.value[view.value.index("<svg") : view.value.index("</svg>")]
+        assert drawing.count("stroke: var(--tl-wrong,") == 2  # the wrong_sin box and its legend entry
+        assert "rule disagrees with finite differences" in drawing
+    assert "stroke: var(--tl-wrong," not in tl.BackpropStepper(y).frame_views[0].value
+    with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
+        tl.BackpropStepper(y, check="no")

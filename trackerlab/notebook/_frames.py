@@ -62,6 +62,15 @@ def text(value, limit: int = 6) -> str:
     return f"{shape} array, {number(a.min())} … {number(a.max())}"
 
 
+def constant(value) -> str:
+    """An untracked argument as it reads among the arguments of a call: the value itself when it is
+    short, else its shape (``8×1 constant``), so it does not read like more arguments."""
+    v = plain(value)
+    if isinstance(v, list) and np.asarray(v).size > 6:
+        return f"{'×'.join(map(str, np.shape(v)))} constant"
+    return text(value)
+
+
 def _is_scalar(v) -> bool:
     return isinstance(v, int | float) or getattr(v, "ndim", None) == 0
 
@@ -159,8 +168,16 @@ class Frames:
     At most ``max_steps`` steps are taken from the walk; ``truncated`` says whether there were more.
     """
 
-    def __init__(self, walk, names: dict, max_steps: int):
+    def __init__(self, walk, names: dict, max_steps: int, root: Tracked | None = None):
+        self.labels = dict(names)  # the user's names, for the drawing
+        self.numbered = None
         self.names = dict(names)
+        if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
+            from ._tape import names as forward_names
+            from ._tape import numbering
+
+            self.numbered = numbering(root)
+            self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
         self.walk = []
         self.steps = []
@@ -179,7 +196,7 @@ class Frames:
             contributions = arrived.pop(node, None) or [("Δ", step.delta)]
             sent = []
             if not (node.isleaf or not step.args):
-                arg_names = [self.name(a) if a is not None else text(v) for a, v in zip(step.args, node.f.args)]
+                arg_names = [self.name(a) if a is not None else constant(v) for a, v in zip(step.args, node.f.args)]
                 for position, (arg, value) in enumerate(zip(step.args, step.sent)):
                     if arg is None:
                         continue
@@ -200,7 +217,7 @@ class Frames:
                     "node": label,
                     "op": step.op,
                     "isleaf": node.isleaf,
-                    "args": [self.name(a) if a is not None else text(v) for a, v in zip(step.args, node.f.args)],
+                    "args": [self.name(a) if a is not None else constant(v) for a, v in zip(step.args, node.f.args)],
                     "delta": plain(step.delta),
                     "contributions": [{"from": who, "value": plain(v)} for who, v in contributions],
                     "sent": sent,

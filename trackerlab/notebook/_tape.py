@@ -11,7 +11,7 @@ from .._backend import to_host
 from ..ops import Op
 from ..tracked import Tracked, _TrackedValue
 
-__all__ = ["Entry", "as_node", "label_map", "numbering", "operands", "short", "tape", "to_numpy"]
+__all__ = ["Entry", "as_node", "label_map", "names", "numbering", "operands", "short", "tape", "to_numpy"]
 
 
 def as_node(y, who: str) -> Tracked:
@@ -41,8 +41,9 @@ def label_map(labels, who: str) -> dict:
 class Entry:
     """One value on the tape as the displays see it: a node, or a constant argument of a call.
 
-    ``key`` is ``"n0"``, ``"n1"``, … in topological order (arguments before the calls that use them),
-    ``node`` the ``Tracked`` node (``None`` for a constant), ``value`` the constant itself, and
+    ``key`` is ``"n0"``, ``"n1"``, … for tracked values in forward order (arguments before the calls
+    that use them) and ``"c0"``, ``"c1"``, … for constants, ``node`` the ``Tracked`` node (``None``
+    for a constant), ``value`` the constant itself, and
     ``args`` the keys of the call's operands with their argument positions.
     """
 
@@ -79,66 +80,94 @@ def operands(node: Tracked) -> tuple:
 
 
 def numbering(root: Tracked) -> tuple[dict, dict, dict]:
-    """Each node's number in ``tape``'s order (constants counted too), how often each node is used,
-    and each node's tracked operands.
+    """Each tracked node's number in forward order (``n0`` is the first value made, ``root`` the last;
+    arguments before the calls that use them, no gaps), how often each node is used, and each
+    node's tracked operands.
 
     The same keys as ``tape(root)`` without building its entries: all the HTML repr of a large
-    tape needs.
+    tape needs. Constants are not numbered here; ``tape`` keys them ``c0``, ``c1``, ….
     """
     index: dict[Tracked, int] = {}
     uses: dict[Tracked, int] = {}
     below: dict[Tracked, tuple] = {}
-    n = 0
     stack = [root]
+    tracked, op_type = Tracked, Op
     while stack:
-        node = stack[-1]
+        node = stack.pop()
         if node in index:
-            stack.pop()
-            continue
-        if node.isleaf:
-            index[node] = n
-            below[node] = ()
-            n += 1
-            stack.pop()
             continue
         args = below.get(node)
-        if args is None:  # first visit: its operands go first
-            args = below[node] = tuple(a for a in operands(node) if type(a) is Tracked)
-            stack.extend(a for a in reversed(args) if a not in index)
-            continue
-        stack.pop()
+        if args is None:  # first visit: a leaf is numbered now, a call after its operands
+            if node.isleaf:
+                index[node] = len(index)
+                below[node] = ()
+                continue
+            call = node.f
+            func = call.func
+            given = call.args[: func.arity] if type(func) is op_type and func.arity is not None else call.args
+            args = below[node] = tuple([a for a in given if type(a) is tracked])
+            waiting = [a for a in reversed(args) if a not in index]
+            if waiting:
+                stack.append(node)
+                stack.extend(waiting)
+                continue
         for arg in args:
             uses[arg] = uses.get(arg, 0) + 1
-        n += len(operands(node)) - len(args)
-        index[node] = n
-        n += 1
+        index[node] = len(index)
     return index, uses, below
 
 
-def tape(root: Tracked) -> list[Entry]:
+def names(index: dict, labels: dict) -> dict:
+    """A name for each node of ``index`` (``numbering``'s order) that a person can follow: the user's
+    label, else ``x1``, ``x2``, … for leaves and ``matmul#1``, ``matmul#2``, … for the calls of
+    each operation, counted in forward order (``matmul#3`` is the third matmul computed)."""
+    out: dict = {}
+    counts: dict[str, int] = {}
+    op_names: dict = {}  # an operation's name depends on its function only: looked up once per function
+    for node in index:
+        label = labels.get(node)
+        if node.isleaf:
+            op = "x"
+        else:
+            func = node.f.func
+            try:
+                op = op_names[func]
+            except (KeyError, TypeError):
+                op = node.f.name
+                if getattr(func, "__hash__", None) is not None:
+                    op_names[func] = op
+        counts[op] = counts.get(op, 0) + 1
+        out[node] = label if label is not None else f"x{counts[op]}" if node.isleaf else f"{op}#{counts[op]}"
+    return out
+
+
+def tape(root: Tracked, index: dict | None = None, keep=None) -> list[Entry]:
     """Every value on the tape of ``root`` once, in topological order, without recursion.
 
-    Operands that are not tracked become constant entries (one per use); arguments after an
+    Tracked values are keyed ``n0``, ``n1``, … (``numbering``'s order, no gaps). Operands that are
+    not tracked become constant entries keyed ``c0``, ``c1``, … (one per use); arguments after an
     operation's operands (the shape of ``reshape``, say) are kept as the call's ``settings``.
-    The order and the keys are ``numbering``'s: its index is filled in that order.
+    ``keep`` (a set of nodes) limits the entries to those nodes and their constants.
     """
-    index, _, _ = numbering(root)
+    if index is None:
+        index, _, _ = numbering(root)
     entries: list[Entry] = []
-    seen: dict[Tracked, Entry] = {}
-    for node in index:
-        entry = Entry(None, node)
+    constants = 0
+    chosen = index if keep is None else sorted(keep, key=index.__getitem__)
+    for node in chosen:
+        number = index[node]
+        entry = Entry(f"n{number}", node)
         if not node.isleaf:
             args = operands(node)
             for position, arg in enumerate(args):
                 if type(arg) is Tracked:
-                    entry.args.append((seen[arg].key, position))
+                    entry.args.append((f"n{index[arg]}", position))
                 else:
-                    const = Entry(f"n{len(entries)}", value=arg, const=True)
+                    const = Entry(f"c{constants}", value=arg, const=True)
+                    constants += 1
                     entries.append(const)
                     entry.args.append((const.key, position))
             entry.settings = tuple(node.f.args[len(args) :])
-        entry.key = f"n{len(entries)}"
-        seen[node] = entry
         entries.append(entry)
     return entries
 

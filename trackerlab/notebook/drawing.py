@@ -1,38 +1,50 @@
-"""The tape as a matplotlib drawing: layered from the inputs (left) to the output (right), each value a
-box with its op, shape, data and grad. Works without a display: it never touches pyplot or the backend."""
+"""The tape as a matplotlib drawing: layered from the inputs to the output, each value a box sized to
+its text, each recorded use its own edge routed around the boxes (``_layout``), shown as SVG that
+follows the notebook's or the docs' light or dark theme (``_theme``)."""
 
 from __future__ import annotations
 
-import io
+import sys
+from collections import deque
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
+from matplotlib.patches import FancyBboxPatch, Patch, PathPatch, Polygon
+from matplotlib.path import Path
 
 from ..tracked import Tracked, _TrackedValue
-from ._layout import _BOX_H, _BOX_W, _GAP_X, _fold_constants, _layout, _limit
-from ._tape import as_node, label_map, shape_text, short
-from .graph import to_networkx
+from ._layout import layout
+from ._tape import as_node, dtype_text, label_map, names, numbering, shape_text, short, tape
+from ._theme import COLOURS, inline_svg, svg_text
 
-__all__ = ["STATES", "TapeFigure", "plot_tape", "tape_svg"]
+__all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_svg"]
 
 STATES = ("done", "current", "pending", "waiting")
+DIRECTIONS = ("auto", "right", "down")
+FONT = "DejaVu Sans"  # measured and drawn in the same font, so titles never overflow their boxes
+HEAD_PT, BODY_PT, SMALL_PT = 8.0, 7.0, 6.5
+PAD_X, PAD_Y, MIN_W, MAX_CHARS = 0.09, 0.06, 0.85, 40
+AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards
+LEGEND_H = 0.3
+WRONG = "rule disagrees with finite differences"
 
-# Kinds of value (edge colour, fill, box style) and the stepper's states (fill); inches throughout.
+# Kinds of value: (edge, fill, box style); the stepper's states: fill. Colours are COLOURS' light
+# ones; the SVG maps each to a CSS variable with a dark counterpart.
 _KIND = {
-    "param": ("#2e7d32", "#e3f4e1", "round,pad=0.04,rounding_size=0.12"),
-    "op": ("#1f4e8c", "#e4ecf8", "square,pad=0.04"),
-    "const": ("#757575", "#f2f2f2", "round,pad=0.04,rounding_size=0.04"),
-    "more": ("#757575", "#ffffff", "sawtooth,pad=0.04,tooth_size=0.06"),
+    "param": (COLOURS["param"], COLOURS["param-fill"], "round,pad=0,rounding_size=0.09"),
+    "op": (COLOURS["op"], COLOURS["op-fill"], "square,pad=0"),
+    "const": (COLOURS["const"], COLOURS["const-fill"], "round,pad=0,rounding_size=0.04"),
+    "more": (COLOURS["const"], COLOURS["more-fill"], "sawtooth,pad=0,tooth_size=0.05"),
 }
-_STATE_FILL = {"done": "#cfd8dc", "current": "#ffb74d", "pending": "#fff1b8", "waiting": "#ffffff"}
+_STATE_FILL = {s: COLOURS[f"{s}-fill"] for s in STATES}
 
 
 class TapeFigure(Figure):
-    """A matplotlib ``Figure`` that shows itself as a PNG in a notebook, with or without pyplot.
+    """A matplotlib ``Figure`` of a tape that shows itself in a notebook as SVG following the theme.
 
-    Its text repr names what it draws, not its size in pixels, so notebooks that print it stay
-    the same when the layout is refined.
+    ``plot_tape`` makes it through pyplot, so it appears like any matplotlib figure (also when it is
+    not the cell's last expression), ``plt.show()`` shows it and ``savefig`` saves it; as the last
+    expression it is shown once, not twice. Its text repr names what it draws, not its size.
     """
 
     values = 0
@@ -40,10 +52,10 @@ class TapeFigure(Figure):
     def __repr__(self) -> str:
         return f"<TapeFigure: the tape of {self.values} value{'s' if self.values != 1 else ''}>"
 
-    def _repr_png_(self):
-        buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=100)
-        return buffer.getvalue()
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        svg = svg_text(self)
+        _shown_once(self)
+        return {"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": repr(self)}
 
 
 def plot_tape(
@@ -54,28 +66,36 @@ def plot_tape(
     highlight=None,
     states=None,
     grads=None,
+    check=None,
     max_nodes: int = 60,
-    wrap: int = 6,
+    direction: str = "auto",
     constants: bool = False,
     show_data: bool = True,
     title: str | None = None,
     format: str | None = None,  # noqa: A002  (as matplotlib names it)
 ):
-    """Draw the tape of ``y``: inputs on the left, ``y`` on the right, one box per value.
+    """Draw the tape of ``y``: one box per value, inputs first, ``y`` last, one arrow per use.
 
-    Each box shows the value's name (from ``labels``) and op, its shape, its data and its grad
-    (a scalar's value, a few elements, or the range). Parameters are green rounded boxes,
-    operations blue square ones; constant operands are written in the box of the call that
-    used them (``const 2 = 0.5`` is its second argument), or drawn as grey boxes of their own with
-    ``constants=True``. ``highlight`` marks a node as current;
-    ``states`` maps nodes to ``"done"``, ``"current"``, ``"pending"`` or ``"waiting"`` (the
-    stepper colours the walk with it); ``grads`` maps nodes to the sensitivity to show instead of
-    the accumulated ``.grad``. Tapes with more than ``max_nodes`` values show the part nearest the
-    output and one "… N more" box for the rest; tapes more than ``wrap`` steps long continue on
-    the next row.
+    Each box shows the value's name (``labels``, else ``x1``, ``x2``, … for parameters and
+    ``matmul#2`` for the second matmul computed), its key (``n0``, ``n1``, … in forward order, as
+    in ``to_networkx`` and the HTML repr), shape, data and grad. Parameters are green rounded
+    boxes, operations blue square ones. Every recorded use is its own arrow, numbered by argument
+    position where the operation has several (``x * x`` has two arrows, 1 and 2), and routed
+    around the boxes. Constant operands are written in the box of the call that used them
+    (``const 2 = 0.5`` is its second argument), or drawn as grey boxes of their own with
+    ``constants=True``.
 
-    Draws into ``ax`` when given, else into a new figure; returns the figure, or the drawing as SVG
-    text with ``format="svg"``.
+    ``highlight`` marks a node as current; ``states`` maps nodes to ``"done"``, ``"current"``,
+    ``"pending"`` or ``"waiting"`` (the stepper colours the walk with it); ``grads`` maps nodes to
+    the sensitivity that has reached them, shown as ``Δ`` (and as ``grad`` on leaves once
+    accumulated) instead of ``.grad``; ``check`` is a report of ``tl.check_tape`` whose wrong nodes
+    are drawn in red. Tapes with more than ``max_nodes`` values show the part nearest the output
+    and one "… N more" box for the rest. ``direction`` is ``"right"`` (inputs on the left),
+    ``"down"`` (inputs at the top) or ``"auto"``: right while the drawing fits a notebook's width,
+    down otherwise, so text keeps its size.
+
+    Draws into ``ax`` when given; else returns a new pyplot figure (it never changes the backend),
+    or the drawing as SVG text with ``format="svg"``.
 
     >>> import trackerlab as tl
     >>> W = tl.param([[1, 2], [3, 4]]); x = tl.param([5, 6])
@@ -83,72 +103,112 @@ def plot_tape(
     >>> type(fig).__name__
     'TapeFigure'
     """
+    options = dict(labels=labels, highlight=highlight, states=states, grads=grads, check=check)
+    options.update(max_nodes=max_nodes, direction=direction, constants=constants, show_data=show_data)
+    return _plot(y, ax, title=title, format=format, numbered=None, **options)
+
+
+def _plot(
+    y,
+    ax,
+    *,
+    labels,
+    highlight,
+    states,
+    grads,
+    check,
+    max_nodes,
+    direction,
+    constants,
+    show_data,
+    title,
+    format,  # noqa: A002
+    numbered,
+):
+    """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper)."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
-    for option, value, least in (("max_nodes", max_nodes, 2), ("wrap", wrap, 1)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise ValueError(f"plot_tape: {option} must be an integer of at least {least}, not {value!r}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"plot_tape: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 2:
+        raise ValueError(f"plot_tape: max_nodes must be an integer of at least 2, not {max_nodes!r}")
     root = as_node(y, "plot_tape")
     node_states = _state_map(states, highlight)
-    shown_grads = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
-    graph = to_networkx(root, labels=label_map(labels, "plot_tape"))
-    values = sum(1 for _, const in graph.nodes(data="const") if not const)
-    if not constants:
-        _fold_constants(graph)
-    graph, hidden = _limit(graph, max_nodes)
-    positions, size, row_of = _layout(graph, wrap)
+    shown = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
+    wrong = _wrong_nodes(check)
+    boxes, edges, total = _boxes(root, label_map(labels, "plot_tape"), max_nodes, constants, numbered)
+    for box in boxes.values():
+        node = box["node"]
+        box["state"] = node_states.get(node) if node is not None else None
+        box["wrong"] = node in wrong
+        box["text"] = _box_text(box, shown, show_data)
+        box["size"] = _box_size(box["text"])
+    sizes = {key: box["size"] for key, box in boxes.items()}
+    keys = list(boxes)
+    plan = layout(keys, sizes, edges, "right")
+    if direction == "down" or (direction == "auto" and plan.size[0] > AUTO_RIGHT_MAX):
+        plan = layout(keys, sizes, edges, "down")
 
-    width, height = max(size[0], 3.0), max(size[1], 1.6)
+    width, height = plan.size
+    legend = _legend_entries(boxes, node_states, wrong)
+    head = 0.3 if title else 0.0
+    fig_w = max(width, 2.6)
+    columns = _legend_columns(legend, fig_w)
+    fig_h = head + height + LEGEND_H * -(-len(legend) // columns)
     if ax is None:
-        head = 0.35 if title else 0.0
-        figure = TapeFigure(figsize=(width, height + head))
-        figure.values = values
-        FigureCanvasAgg(figure)
-        ax = figure.add_axes((0, 0, 1, height / (height + head)))
+        figure = _new_figure(fig_w, fig_h, pyplot=format is None)
+        figure.values = total
+        ax = figure.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, fig_w)
+        ax.set_ylim(fig_h - head, -head)
+    else:
+        ax.set_xlim(0, fig_w)
+        ax.set_ylim(fig_h - head, -head)
     figure = ax.figure
-    ax.set_xlim(0, width)
-    ax.set_ylim(-height, 0)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
-        figure.suptitle(title, fontsize=10)
-
-    stubs_in: dict[str, int] = {}
-    stubs_out: dict[str, list] = {}
-    for source, target, attrs in graph.edges(data=True):
-        numbered = graph.in_degree(target) > 1
-        if row_of[source] == row_of[target]:
-            _draw_edge(ax, positions[source], positions[target], attrs, numbered)
-            continue
-        # An edge to another row is two short stubs naming the far end, not a line across the drawing.
-        n = stubs_in[target] = stubs_in.get(target, 0) + 1
-        _draw_stub_in(ax, positions[target], _tag(source, graph.nodes[source]), attrs, numbered, n)
-        stubs_out.setdefault(source, []).append(target)
-    for source, targets in stubs_out.items():
-        _draw_stub_out(ax, positions[source], targets)
-    for key, attrs in graph.nodes(data=True):
-        node = attrs.get("node")
-        state = node_states.get(node) if node is not None else None
-        grad = attrs.get("grad")
-        if shown_grads is not None:
-            grad = shown_grads.get(node)
-        text = _box_text(attrs, grad, hidden, show_data)
-        _draw_box(ax, positions[key], attrs, state, is_output=node is root, text=text, key=key)
-    _legend(ax, graph, node_states)
-
+        ax.text(
+            fig_w / 2,
+            -head / 2,
+            title,
+            ha="center",
+            va="center",
+            fontsize=10,
+            fontfamily=FONT,
+            color=COLOURS["text"],
+            parse_math=False,
+        )
+    offset = (fig_w - width) / 2
+    for route in plan.routes:
+        _draw_edge(ax, route, boxes[route.target], plan.direction, offset)
+    for key, box in boxes.items():
+        x, y0 = plan.centres[key]
+        _draw_box(ax, (x + offset, y0), box, is_output=box["node"] is root, key=key)
+    _legend(ax, legend, columns, fig_w, height)
     if format == "svg":
-        return _svg(figure)
+        return svg_text(figure)
     return figure
 
 
 def tape_svg(y, **options) -> str:
-    """The drawing of ``plot_tape(y, **options)`` as SVG text, for static pages.
+    """The drawing of ``plot_tape(y, **options)`` as a standalone SVG document that follows the
+    viewer's light or dark colour scheme, for static pages and files.
 
     >>> import trackerlab as tl
     >>> tl.tape_svg(tl.param(2.0) * 3).startswith("<?xml")
     True
     """
     return plot_tape(y, format="svg", **options)
+
+
+def svg_markup(y, *, numbered=None, **options) -> str:
+    """The drawing as an ``<svg>`` element to sit inside HTML: no XML prolog, at most as wide as its
+    container (and never below 70% of its size: wider drawings scroll), following JupyterLab's and
+    the docs' theme. ``numbered``: the tape's ``(numbering, names)``, when the caller has them."""
+    defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
+    defaults.update(direction="auto", constants=False, show_data=True, title=None)
+    return inline_svg(_plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -180,139 +240,334 @@ def _state_map(states, highlight) -> dict:
     return out
 
 
+def _wrong_nodes(check) -> set:
+    """The nodes a ``tl.check_tape`` report found wrong (its ``.wrong``), as a set."""
+    if check is None:
+        return set()
+    wrong = getattr(check, "wrong", None)
+    if wrong is None or isinstance(wrong, str) or not hasattr(wrong, "__iter__"):
+        raise TypeError(
+            f"plot_tape: check must be a report of tl.check_tape (with .wrong, the nodes whose rule "
+            f"disagrees with finite differences), not {type(check).__name__}"
+        )
+    return {_node(node, "check.wrong") for node in wrong}
+
+
 # ----------------------------------------------------------------------------------------------------
-# Layout
+# What is drawn
 
 
-def _box_text(attrs, grad, hidden: int, show_data: bool) -> tuple[str, str]:
-    op = attrs["op"]
-    if op == "more":
-        return f"… {hidden} more", "earlier values"
-    name = attrs.get("label")
-    head = f"{name} = {op}" if name else op
-    settings = attrs.get("settings") or ()
-    kwargs = attrs.get("kwargs") or {}
-    extra = [short(s, 3) for s in settings] + [f"{k}={short(v, 3)}" for k, v in kwargs.items()]
+def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool, numbered=None) -> tuple[dict, list, int]:
+    """The boxes (key → what it shows) and edges ((source, target, position), one per use) to draw,
+    and the number of values on the whole tape. Only the part that is drawn is looked at closely."""
+    # ``numbered``: the stepper's (numbering, names) of the same tape, so a frame costs what it shows
+    (index, _, below), named = numbered or (numbering(root), None)
+    keep = None
+    if len(index) > max_nodes:  # the values nearest the output, breadth first, and one box for the rest
+        keep = {root}
+        queue = deque([root])
+        while queue and len(keep) < max_nodes - 1:
+            for arg in below[queue.popleft()]:
+                if arg not in keep and len(keep) < max_nodes - 1:
+                    keep.add(arg)
+                    queue.append(arg)
+    entries = tape(root, index, keep)
+    kept_keys = None if keep is None else {f"n{index[node]}" for node in keep}
+
+    def drawn(key):
+        return key in kept_keys
+
+    if named is None:
+        named = names(index, labels)  # counted over the whole tape, so they match the stepper's
+    boxes: dict = {}
+    edges: list = []
+    for entry in entries:
+        node = entry.node
+        if entry.const:
+            if not constants:
+                continue
+            boxes[entry.key] = _box(entry.key, "const", None, None, entry.value, operands=0)
+            continue
+        kind = "param" if node.isleaf else "op"
+        box = boxes[entry.key] = _box(entry.key, kind, node, named[node], node.data, operands=len(entry.args))
+        box["user"] = node in labels
+        if not node.isleaf:
+            box["settings"] = entry.settings
+            box["kwargs"] = dict(node.f.kwargs)
+        for source, position in entry.args:
+            if source.startswith("c") and not constants:
+                box["folded"].append((position, source))
+            elif source.startswith("c") or keep is None or drawn(source):
+                edges.append((source, entry.key, position))
+    if not constants:  # write each constant operand into its call's box
+        values = {e.key: e.value for e in entries if e.const}
+        for box in boxes.values():
+            box["folded"] = [f"const {p + 1} = {short(values[k], 3)}" for p, k in box["folded"]]
+    if keep is not None:
+        boxes["more"] = _box("more", "more", None, None, None, operands=0)
+        boxes["more"]["hidden"] = len(index) - len(keep)
+        cut = [n for n in keep if any(a not in keep for a in below[n])]
+        for node in sorted(cut, key=index.__getitem__):
+            edges.append(("more", f"n{index[node]}", None))
+        boxes = {"more": boxes.pop("more"), **boxes}
+    return boxes, edges, len(index)
+
+
+def _box(key, kind, node, name, data, operands: int) -> dict:
+    return {
+        "key": key,
+        "kind": kind,
+        "node": node,
+        "name": name,
+        "data": data,
+        "operands": operands,
+        "folded": [],
+        "settings": (),
+        "kwargs": {},
+        "user": False,
+    }
+
+
+def _box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
+    """The box's title and its lines: key, shape and dtype; data; grad or Δ; settings; constants."""
+    kind = box["kind"]
+    if kind == "more":
+        return f"… {box['hidden']:,} more", ["earlier values"]
+    data = box["data"]
+    if kind == "const":
+        return "const", [f"{box['key']} · {shape_text(tuple(getattr(data, 'shape', ())))}", f"data {short(data, 3)}"]
+    node = box["node"]
+    op = "param" if node.isleaf else node.f.name
+    name = box["name"]
+    head = f"{name} = {op}" if box["user"] or node.isleaf else name
+    lines = [f"{box['key']} · {shape_text(tuple(getattr(data, 'shape', ())))} {dtype_text(data)}"]
+    extra = [short(s, 3) for s in box["settings"]] + [f"{k}={short(v, 3)}" for k, v in box["kwargs"].items()]
     if extra:
-        head += f" ({', '.join(extra)})"
-    lines = [shape_text(attrs["shape"]) + ("" if op == "const" else f" {attrs.get('dtype', '')}")]
+        lines.append(f"({', '.join(extra)})")
     if show_data:
-        lines.append(f"data {short(attrs.get('data'), 3)}")
-        if grad is not None:
-            lines.append(f"grad {short(grad, 3)}")
-    lines.extend(attrs.get("folded", ()))
-    return _clip(head), "\n".join(_clip(line) for line in lines)
+        lines.append(f"data {short(data, 3)}")
+        if shown is None:
+            if node.grad is not None:
+                lines.append(f"grad {short(node.grad, 3)}")
+        elif node in shown:
+            done = box["state"] in ("done", "current")
+            word = "grad" if node.isleaf and done else "Δ"
+            lines.append(f"{word} {short(shown[node], 3)}")
+    lines.extend(box["folded"])
+    return _clip(head), [_clip(line) for line in lines]
 
 
-def _clip(text: str, width: int = 24) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
 
 
-def _draw_box(ax, centre, attrs, state, *, is_output: bool, text, key: str) -> None:
-    kind = "more" if attrs["op"] == "more" else "const" if attrs["const"] else "param" if attrs["isleaf"] else "op"
+_RENDERER = []
+
+
+def _text_width(text: str, size: float, bold: bool = False) -> float:
+    """The width of ``text`` in inches, from the font's own metrics (matplotlib's, at 72 dpi)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    if not _RENDERER:
+        _RENDERER.append(RendererAgg(10, 10, 72))
+    prop = FontProperties(family=FONT, size=size, weight="bold" if bold else "normal")
+    width, _, _ = _RENDERER[0].get_text_width_height_descent(text, prop, ismath=False)
+    return width / 72
+
+
+def _box_size(text) -> tuple[float, float]:
+    head, lines = text
+    widest = max([_text_width(head, HEAD_PT, bold=True)] + [_text_width(line, BODY_PT) for line in lines])
+    height = (HEAD_PT * 1.35 + BODY_PT * 1.3 * len(lines)) / 72 + 2 * PAD_Y
+    return max(widest + 2 * PAD_X, MIN_W), height
+
+
+# ----------------------------------------------------------------------------------------------------
+# Drawing
+
+
+def _new_figure(width: float, height: float, pyplot: bool) -> TapeFigure:
+    """A figure of pyplot's (``plot_tape``: it shows like any figure) or of its own (SVG text, the
+    stepper's frames: nothing to close). pyplot keeps the backend it has; none is chosen here."""
+    if pyplot:
+        import matplotlib.pyplot as plt
+
+        return plt.figure(figsize=(width, height), FigureClass=TapeFigure, facecolor=COLOURS["bg"])
+    figure = TapeFigure(figsize=(width, height), facecolor=COLOURS["bg"])
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _shown_once(figure) -> None:
+    """After a notebook has shown ``figure`` as a cell's value, the inline backend would show it again
+    at the end of the cell (every pyplot figure, as PNG): close it for pyplot, and let the PNG
+    formatter skip tape figures (their SVG is the output)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        for mime in ("image/png", "image/jpeg", "application/pdf"):
+            formatter = shell.display_formatter.formatters.get(mime)
+            if formatter is not None:
+                formatter.for_type(TapeFigure, _nothing)
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if (
+        pyplot is not None
+        and "inline" in str(pyplot.get_backend())
+        and figure in map(lambda m: m.canvas.figure, pyplot._pylab_helpers.Gcf.get_all_fig_managers())
+    ):
+        pyplot.close(figure)
+
+
+def _nothing(_):
+    return None
+
+
+def _draw_box(ax, centre, box, *, is_output: bool, key: str) -> None:
+    kind = box["kind"]
     edge, fill, style = _KIND[kind]
+    state = box.get("state")
     if state is not None:
         fill = _STATE_FILL[state]
-    width = 2.6 if state == "current" else 1.8 if is_output else 1.0
+    width = 2.4 if state == "current" else 1.6 if is_output else 0.9
+    colour = COLOURS["current"] if state == "current" else edge
+    if box.get("wrong"):
+        colour, width = COLOURS["wrong"], 2.6
+    w, h = box["size"]
     x, y = centre
-    box = FancyBboxPatch(
-        (x - _BOX_W / 2, y - _BOX_H / 2),
-        _BOX_W,
-        _BOX_H,
+    patch = FancyBboxPatch(
+        (x - w / 2, y - h / 2),
+        w,
+        h,
         boxstyle=style,
         facecolor=fill,
-        edgecolor="#e65100" if state == "current" else edge,
+        edgecolor=colour,
         linewidth=width,
         linestyle="--" if kind in ("const", "more") else "-",
         zorder=2,
+        clip_on=False,
     )
-    ax.add_patch(box)
-    if key != "more":  # the key, as in to_networkx and the HTML repr
-        ax.text(x - _BOX_W / 2 + 0.05, y + _BOX_H / 2 - 0.05, key, fontsize=5.5, color="#8a949e", va="top", zorder=3)
-    head, body = text
-    ax.text(x, y + _BOX_H / 2 - 0.1, head, ha="center", va="top", fontsize=8, fontweight="bold", color=edge, zorder=3)
+    patch.set_gid(f"box-{key}")
+    ax.add_patch(patch)
+    head, lines = box["text"]
+    top = y - h / 2 + PAD_Y
     ax.text(
-        x, y + _BOX_H / 2 - 0.27, body, ha="center", va="top", fontsize=7, color="#222222", zorder=3, linespacing=1.15
+        x,
+        top,
+        head,
+        ha="center",
+        va="top",
+        fontsize=HEAD_PT,
+        fontweight="bold",
+        fontfamily=FONT,
+        color=COLOURS["wrong"] if box.get("wrong") else edge,
+        zorder=3,
+        parse_math=False,
+        clip_on=False,
+    )
+    ax.text(
+        x,
+        top + HEAD_PT * 1.35 / 72,
+        "\n".join(lines),
+        ha="center",
+        va="top",
+        fontsize=BODY_PT,
+        fontfamily=FONT,
+        color=COLOURS["text"],
+        zorder=3,
+        linespacing=1.3,
+        parse_math=False,
+        clip_on=False,
     )
 
 
-def _tag(key: str, attrs) -> str:
-    if key == "more":
-        return "… more"
-    return f"{key} {attrs.get('label') or attrs['op']}"[:12]
-
-
-def _draw_stub_in(ax, end, tag: str, attrs, numbered: bool, n: int) -> None:
-    x1, y1 = end[0] - _BOX_W / 2 - 0.04, end[1] + 0.2 - 0.17 * (n - 1)
-    x0 = x1 - _GAP_X + 0.1
-    _draw_edge(ax, (x0 - _BOX_W / 2 - 0.04, y1), (x1 + _BOX_W / 2 + 0.04, y1), attrs, numbered)
-    ax.text(x0, y1 - 0.03, tag, ha="left", va="top", fontsize=5.5, color="#455a64", zorder=3)
-
-
-def _draw_stub_out(ax, start, targets: list) -> None:
-    x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1] - 0.2
-    names = ", ".join(targets[:2]) + (f" +{len(targets) - 2}" if len(targets) > 2 else "")
-    _draw_edge(ax, (x0 - _BOX_W / 2 - 0.04, y0), (x0 + 0.3 + _BOX_W / 2, y0), {}, False)
-    ax.text(x0 + 0.02, y0 - 0.03, f"→ {names}", ha="left", va="top", fontsize=5.5, color="#455a64", zorder=3)
-
-
-def _draw_edge(ax, start, end, attrs, numbered: bool) -> None:
-    x0, y0 = start[0] + _BOX_W / 2 + 0.04, start[1]
-    x1, y1 = end[0] - _BOX_W / 2 - 0.04, end[1]
-    arrow = FancyArrowPatch(
-        (x0, y0),
-        (x1, y1),
-        arrowstyle="-|>,head_length=0.4,head_width=0.2",
-        mutation_scale=10,
-        color="#607080",
-        linewidth=0.9,
-        shrinkA=0,
-        shrinkB=0,
-        zorder=1,
+def _draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
+    verts, codes = [], []
+    for command, *points in route.points:
+        points = [(px + offset, py) for px, py in points]
+        verts.extend(points)
+        codes.extend({"M": [Path.MOVETO], "L": [Path.LINETO], "C": [Path.CURVE4] * 3}[command])
+    tip = (route.end[0] + offset, route.end[1])
+    length, half = 0.09, 0.04
+    if direction == "right":
+        base = (tip[0] - length, tip[1])
+        head = [tip, (base[0], base[1] - half), (base[0], base[1] + half)]
+    else:
+        base = (tip[0], tip[1] - length)
+        head = [tip, (base[0] - half, base[1]), (base[0] + half, base[1])]
+    verts[-1] = base  # the line stops where the arrowhead starts
+    gid = f"edge-{route.source}-{route.target}-{'' if route.position is None else route.position + 1}"
+    line = PathPatch(
+        Path(verts, codes), facecolor="none", edgecolor=COLOURS["edge"], linewidth=1.0, zorder=1, clip_on=False
     )
+    line.set_gid(gid)
+    ax.add_patch(line)
+    arrow = Polygon(head, closed=True, facecolor=COLOURS["edge"], edgecolor="none", zorder=1, clip_on=False)
+    arrow.set_gid(f"head-{gid[5:]}")
     ax.add_patch(arrow)
-    positions = attrs.get("positions") or ()
-    if numbered and positions:
-        label = ",".join(str(p + 1) for p in positions)
-        t = 0.82
-        ax.text(
-            x0 + t * (x1 - x0),
-            y0 + t * (y1 - y0) + 0.07,
-            label,
-            ha="center",
-            va="bottom",
-            fontsize=6.5,
-            color="#455a64",
+    if route.position is not None and target["operands"] > 1:
+        lx, ly = route.label_at
+        lx += offset
+        if direction == "right":
+            lx -= 0.02
+            where = {"ha": "right", "va": "bottom"}
+            ly -= 0.015
+        else:
+            lx += 0.03
+            where = {"ha": "left", "va": "center"}
+        text = ax.text(
+            lx,
+            ly,
+            str(route.position + 1),
+            fontsize=SMALL_PT,
+            fontfamily=FONT,
+            color=COLOURS["label"],
             zorder=3,
+            parse_math=False,
+            clip_on=False,
+            **where,
         )
+        text.set_gid(f"label-{gid[5:]}")
 
 
-def _legend(ax, graph, states: dict) -> None:
+def _legend_entries(boxes: dict, states: dict, wrong: set) -> list:
+    kinds = {box["kind"] for box in boxes.values()}
+    names_ = {"param": "parameter (leaf)", "op": "operation", "const": "constant"}
     handles = []
-    kinds = {"param" if a["isleaf"] else "const" if a["const"] else "op" for _, a in graph.nodes(data=True)}
-    names = {"param": "parameter (leaf)", "op": "operation", "const": "constant"}
     for kind in ("param", "op", "const"):
         if kind in kinds:
             edge, fill, _ = _KIND[kind]
-            handles.append(Patch(facecolor=fill, edgecolor=edge, label=names[kind]))
+            handles.append(Patch(facecolor=fill, edgecolor=edge, label=names_[kind]))
+    shown_states = {box["state"] for box in boxes.values() if box["node"] is not None}
     for state in STATES:
-        if state in states.values():
-            handles.append(Patch(facecolor=_STATE_FILL[state], edgecolor="#555555", label=state))
-    ax.legend(
+        if state in shown_states:
+            edge = COLOURS["current"] if state == "current" else COLOURS["const"]
+            handles.append(Patch(facecolor=_STATE_FILL[state], edgecolor=edge, label=state))
+    if any(box.get("wrong") for box in boxes.values()):
+        handles.append(Patch(facecolor=COLOURS["bg"], edgecolor=COLOURS["wrong"], linewidth=2, label=WRONG))
+    return handles
+
+
+def _legend_columns(handles: list, width: float) -> int:
+    """As many legend entries to a row as fit in ``width`` inches."""
+    widest = max((_text_width(h.get_label(), SMALL_PT) for h in handles), default=0.0) + 0.42
+    return max(1, min(len(handles), int(width // widest)))
+
+
+def _legend(ax, handles: list, columns: int, width: float, height: float) -> None:
+    if not handles:
+        return
+    legend = ax.legend(
         handles=handles,
-        loc="lower center",
-        ncol=len(handles),
-        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(width / 2, height + 0.02),
+        bbox_transform=ax.transData,
+        ncol=columns,
         frameon=False,
         handlelength=1.2,
         borderaxespad=0.1,
+        prop={"family": FONT, "size": SMALL_PT},
+        labelcolor=COLOURS["dim"],
+        columnspacing=1.2,
     )
-
-
-def _svg(figure) -> str:
-    import matplotlib
-
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "trackerlab"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return buffer.getvalue()
+    legend.set_gid("legend")

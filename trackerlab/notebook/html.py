@@ -19,19 +19,29 @@ MAX_DEPTH = 12
 CHAIN = 4  # a run of at least this many one-operand calls is folded into one line
 OPEN_DEPTH = 3  # tree levels unfolded at first
 
-_STYLE = """<style>
-.tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328);--tl-dim:var(--jp-content-font-color2,#59636e);
---tl-border:var(--jp-border-color2,#d1d9e0);--tl-bg2:var(--jp-layout-color2,#f3f5f7);
---tl-op:var(--jp-brand-color1,#1f5fbf);--tl-leaf:var(--jp-success-color1,#2e7d32);
---tl-warn:var(--jp-warn-color1,#b35c00);--tl-grad:var(--jp-accent-color1,#8250df);
-color:var(--tl-fg);font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);
-font-size:var(--jp-code-font-size,12.5px);line-height:1.45;margin:2px 0}
-@media (prefers-color-scheme:dark){.tl-repr{--tl-fg:var(--jp-content-font-color1,#e6edf3);
---tl-dim:var(--jp-content-font-color2,#9198a1);--tl-border:var(--jp-border-color2,#3d444d);
---tl-bg2:var(--jp-layout-color2,#262c36);--tl-op:var(--jp-brand-color1,#6cb6ff);
---tl-leaf:var(--jp-success-color1,#57ab5a);--tl-warn:var(--jp-warn-color1,#e0a04a);
---tl-grad:var(--jp-accent-color1,#c297ff)}}
-.tl-repr .tl-head{margin-bottom:4px}.tl-repr .tl-kind{font-weight:bold}
+_LIGHT = (
+    "--tl-fg:var(--jp-content-font-color1,#1f2328);--tl-dim:var(--jp-content-font-color2,#59636e);"
+    "--tl-border:var(--jp-border-color2,#d1d9e0);--tl-bg2:var(--jp-layout-color2,#f3f5f7);"
+    "--tl-op:var(--jp-brand-color1,#1f5fbf);--tl-leaf:var(--jp-success-color1,#2e7d32);"
+    "--tl-warn:var(--jp-warn-color1,#b35c00);--tl-grad:var(--jp-accent-color1,#8250df)"
+)
+_DARK = (
+    "--tl-fg:var(--jp-content-font-color1,#e6edf3);--tl-dim:var(--jp-content-font-color2,#9198a1);"
+    "--tl-border:var(--jp-border-color2,#3d444d);--tl-bg2:var(--jp-layout-color2,#262c36);"
+    "--tl-op:var(--jp-brand-color1,#6cb6ff);--tl-leaf:var(--jp-success-color1,#57ab5a);"
+    "--tl-warn:var(--jp-warn-color1,#e0a04a);--tl-grad:var(--jp-accent-color1,#c297ff)"
+)
+# JupyterLab's variables first; without them, the page's theme: JupyterLab's or furo's (the docs) when
+# the page says, else the reader's colour scheme.
+_STYLE = (
+    "<style>\n"
+    f".tl-repr{{{_LIGHT};\n"
+    "color:var(--tl-fg);font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);\n"
+    "font-size:var(--jp-code-font-size,12.5px);line-height:1.45;margin:2px 0}\n"
+    f'body[data-jp-theme-light="false"] .tl-repr,body[data-theme="dark"] .tl-repr{{{_DARK}}}\n'
+    '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr'
+    f"{{{_DARK}}}}}\n"
+    + """.tl-repr .tl-head{margin-bottom:4px}.tl-repr .tl-kind{font-weight:bold}
 .tl-repr .tl-dim{color:var(--tl-dim)}.tl-repr .tl-warn{color:var(--tl-warn);font-weight:bold}
 .tl-repr .tl-badge{border:1px solid var(--tl-border);border-radius:3px;padding:0 4px;margin-left:4px}
 .tl-repr .tl-op{color:var(--tl-op);font-weight:bold}.tl-repr .tl-leaf{color:var(--tl-leaf);font-weight:bold}
@@ -50,6 +60,7 @@ border-left:1px dotted var(--tl-border)}.tl-repr ul.tl-tree>li{margin:0}
 .tl-repr .tl-key{color:var(--tl-dim);font-size:85%}.tl-repr .tl-more{color:var(--tl-dim);font-style:italic}
 .tl-repr a{color:inherit}
 </style>"""
+)
 
 
 def html_repr(

@@ -9,7 +9,7 @@ import contextlib
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import SVG, display
+from IPython.display import display
 
 from ..tracked import _TrackedValue, param
 from ._tape import numbering
@@ -182,9 +182,11 @@ def _roots(values: list) -> list:
 
 
 def _draw(y, labels: dict) -> None:
-    from .stepper import svg_markup
+    from ._theme import inline_svg
+    from .drawing import tape_svg
 
-    display(SVG(data=svg_markup(y, labels=labels)))
+    svg = tape_svg(y, labels=labels)  # shown inline in the page's theme, with the SVG for other viewers
+    display({"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": "<the tape drawn>"}, raw=True)
 
 
 def load_ipython_extension(ipython) -> None:

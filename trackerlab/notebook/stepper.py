@@ -16,12 +16,13 @@ __all__ = ["BackpropStepper"]
 _STYLE = """<style>
 .tl-stepper .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
 .tl-stepper .tl-frame-body { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
-.tl-stepper .tl-frame-drawing svg { max-width: 560px; height: auto; }
 .tl-stepper .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
-  background: var(--jp-layout-color2, #f5f5f5); color: var(--jp-content-font-color1, #111);
+  background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
+  color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
   border-radius: 4px; white-space: pre-wrap; }
 .tl-stepper .tl-message { color: var(--jp-warn-color0, #a15c00); }
-.tl-stepper .tl-static-note { display: none; font-size: 12px; color: var(--jp-ui-font-color2, #555); }
+.tl-stepper .tl-static-note { display: none; font-size: 12px;
+  color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
 .widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
 .widget-subarea .tl-stepper .tl-static-note { display: block; }
@@ -77,7 +78,9 @@ class BackpropStepper(widgets.VBox):
                 raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
         self._check = _check_report(check)
-        self._frames = Frames(backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps)
+        self._frames = Frames(
+            backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
+        )
         if self._check is not None:
             for step, s in zip(self._frames.walk, self._frames.steps):
                 s["check"] = self._check.verdict(step.node)
@@ -221,10 +224,11 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
     options = {} if check is None else {"check": check}
     return svg_markup(
         root,
-        labels=frames.names,
+        labels=frames.labels,
         highlight=step.node,
         states=frames.states(i),
         grads=frames.sensitivities(i),
+        numbered=None if frames.numbered is None else (frames.numbered, frames.names),
         **options,
     )
 
@@ -233,9 +237,7 @@ def _check_report(check):
     from ..tapecheck import TapeCheck
 
     if check is not None and not isinstance(check, TapeCheck):
-        raise TypeError(
-            f"BackpropStepper: check must be the report of tl.check_tape(y), not {type(check).__name__}"
-        )
+        raise TypeError(f"BackpropStepper: check must be the report of tl.check_tape(y), not {type(check).__name__}")
     return check
 
 
@@ -265,15 +267,16 @@ def _verdict(check, node) -> str:
 
 
 def svg_markup(y, **options) -> str:
-    """``tape_svg(y, **options)`` ready to sit inside HTML: text kept as text (small, searchable), no XML
-    prolog."""
-    import matplotlib
+    """The drawing of ``plot_tape(y, **options)`` as an ``<svg>`` element to sit inside HTML."""
+    from .drawing import svg_markup as markup
 
-    from .drawing import tape_svg
+    return markup(y, **options)
 
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        svg = tape_svg(y, **options)
-    return svg[svg.index("<svg") :]
+
+def _node(y):
+    from ..tracked import Tracked
+
+    return y if isinstance(y, Tracked) else getattr(y, "tracker", None)
 
 
 def _label_map(labels) -> dict:
