@@ -117,8 +117,8 @@ def test_numpy_functions_on_tracked_values():
 
 
 def test_numpy_function_without_a_rule_is_a_clear_error():
-    with pytest.raises(TypeError, match=r"numpy\.linalg\.svd: trackerlab has no gradient rule"):
-        np.linalg.svd(tl.param(np.eye(2)))
+    with pytest.raises(TypeError, match=r"numpy\.linalg\.qr: trackerlab has no gradient rule"):
+        np.linalg.qr(tl.param(np.eye(2)))
 
 
 def test_comparisons_are_plain():

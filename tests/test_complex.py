@@ -210,6 +210,12 @@ CASES = {
         (lambda z: tl.norm(z, axis=1), M),
     ],
     "identity": [(tl.identity, Z)],
+    "real": [(tl.real, Z), (tl.real, R)],
+    "imag": [(tl.imag, Z), (lambda z: tl.imag(z) * W, Z), (tl.imag, R)],
+    "conj": [(tl.conj, Z), (lambda z: tl.conj(z) * z, Z), (tl.conj, R)],
+    "angle": [(tl.angle, Z), (lambda z: tl.angle(z, deg=True), Z)],
+    "sinc": [(tl.sinc, Z), (lambda z: tl.sinc(z * 0.01), Z)],
+    "nan_to_num": [(tl.nan_to_num, Z), (lambda z: tl.nan_to_num(z) * W, Z)],
 }
 
 # name: a call on complex input that must raise an error naming the operation
@@ -240,6 +246,17 @@ REFUSED = {
     "log_softmax": lambda: tl.log_softmax(tl.param(Z)),
     "cross_entropy": lambda: tl.cross_entropy(tl.param(M), np.array([0, 1])),
     "binary_cross_entropy_with_logits": lambda: tl.binary_cross_entropy_with_logits(tl.param(Z), R),
+    "_complex": lambda: operations()["_complex"](tl.param(Z)),
+    "remainder": lambda: tl.param(Z) % 2.0,
+    "fmod": lambda: tl.fmod(R, tl.param(Z)),
+    "partition": lambda: tl.partition(tl.param(Z), 1),
+    "svd": lambda: tl.svd(tl.param(SQ)),
+    "svdvals": lambda: tl.svdvals(tl.param(SQ)),
+    "eigh": lambda: tl.eigh(tl.param(SQ)),
+    "eigvalsh": lambda: tl.eigvalsh(tl.param(SQ)),
+    "eig": lambda: tl.eig(tl.param(SQ)),
+    "eigvals": lambda: tl.eigvals(tl.param(SQ)),
+    "pinv": lambda: tl.pinv(tl.param(SQ)),
 }
 
 

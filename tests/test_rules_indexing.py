@@ -45,6 +45,11 @@ CASES = {
         (lambda x: tl.sort(x, axis=0), A),
         (lambda x: tl.sort(x, axis=None), A),
     ],
+    "partition": [
+        (lambda x: tl.partition(x, 2), A),
+        (lambda x: tl.partition(x, (0, 2), axis=0), A),
+        (lambda x: tl.partition(x, 5, axis=None), A),
+    ],
 }
 
 
@@ -93,3 +98,16 @@ def test_assigning_into_a_tracked_array_is_a_clear_error():
     x = tl.param([1.0, 2.0])
     with pytest.raises(TypeError, match=r"cannot be assigned to in place \(x\[i\] = v\)"):
         x[0] = 5.0
+
+
+def test_partition_sends_each_sensitivity_to_the_element_it_came_from():
+    x = tl.param([3.0, 1.0, 4.0, 1.5, 9.0])
+    y = np.partition(x, 2)
+    np.testing.assert_array_equal(tl.data(y), np.partition(tl.data(x), 2))
+    weights = np.arange(1.0, 6.0)
+    tl.back_(tl.sum(y * weights))
+    order = np.argpartition(tl.data(x), 2)
+    expected = np.zeros(5)
+    expected[order] = weights
+    np.testing.assert_array_equal(x.grad, expected)
+    assert not tl.istracked(np.argpartition(x, 2)) and not tl.istracked(x.argpartition(2))

@@ -92,6 +92,28 @@ COMPOSITES = [
     (lambda x: tl.array_split(x, 4)[3], lambda x: np.array_split(x, 4)[3], V),
     (lambda x: tl.array_split(x, 4)[0], lambda x: np.array_split(x, 4)[0], V),
     (tl.matrix_transpose, np.matrix_transpose, T),
+    (tl.atleast_3d, np.atleast_3d, S),
+    (tl.atleast_3d, np.atleast_3d, V),
+    (lambda x: tl.atleast_3d(x)[..., 0] * tl.atleast_3d(x, x)[1][..., 0], lambda x: np.atleast_3d(x)[..., 0] * np.atleast_3d(x, x)[1][..., 0], A),
+    (lambda x, y: tl.column_stack([x, y, x]), lambda x, y: np.column_stack([x, y, x]), rand(4, seed=6), C),
+    (lambda x, y: tl.append(x, y), lambda x, y: np.append(x, y), A, V),
+    (lambda x, y: tl.append(x, y, axis=0), lambda x, y: np.append(x, y, axis=0), A, B),
+    (lambda x: tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.hsplit(x, [1, 2]))], axis=1), lambda x: np.concatenate([(k + 1.0) * p for k, p in enumerate(np.hsplit(x, [1, 2]))], axis=1), A),
+    (lambda x: tl.hsplit(x, 2)[0] * tl.hsplit(x, 2)[1], lambda x: np.hsplit(x, 2)[0] * np.hsplit(x, 2)[1], V),
+    (lambda x: tl.vsplit(x, 2)[0] * tl.vsplit(x, 2)[1], lambda x: np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1], C),
+    (lambda x: tl.dsplit(x, [1])[1] * 2.0 + tl.dsplit(x, [1])[0], lambda x: np.dsplit(x, [1])[1] * 2.0 + np.dsplit(x, [1])[0], T),
+    (tl.rot90, np.rot90, A),
+    (lambda x: tl.rot90(x, 2), lambda x: np.rot90(x, 2), A),
+    (lambda x: tl.rot90(x, -1, axes=(2, 0)), lambda x: np.rot90(x, -1, axes=(2, 0)), T),
+    (lambda x: tl.rot90(x, 7, axes=(1, -1)), lambda x: np.rot90(x, 7, axes=(1, -1)), rand(2, 3, 4, seed=7)),
+    (lambda x: tl.rollaxis(x, 2), lambda x: np.rollaxis(x, 2), rand(2, 3, 4, seed=7)),
+    (lambda x: tl.rollaxis(x, 0, 3), lambda x: np.rollaxis(x, 0, 3), rand(2, 3, 4, seed=7)),
+    (lambda x: tl.rollaxis(x, -1, 1) * 1.0, lambda x: np.rollaxis(x, -1, 1) * 1.0, rand(2, 3, 4, seed=7)),
+    (lambda x, y: tl.vstack([x, y], casting="no"), lambda x, y: np.vstack([x, y], casting="no"), A, B),
+    (lambda x, y: tl.hstack([x, y], casting="safe"), lambda x, y: np.hstack([x, y], casting="safe"), A, B),
+    (lambda x, y: tl.concatenate([x, y], axis=1, casting="unsafe"), lambda x, y: np.concatenate([x, y], axis=1, casting="unsafe"), A, B),
+    (lambda x, y: tl.stack([x, y], axis=1, casting="equiv"), lambda x, y: np.stack([x, y], axis=1, casting="equiv"), A, B),
+    (lambda x, y: tl.stack([x, y], dtype=tl.data(x).dtype, casting="no"), lambda x, y: np.stack([x, y], dtype=x.dtype, casting="no"), A, B),
 ]
 
 
@@ -122,3 +144,63 @@ def test_concatenate_records_one_call_with_every_array():
 def test_pad_modes_other_than_constant_are_a_clear_error():
     with pytest.raises(ValueError, match="pad: mode='reflect' has no gradient rule"):
         tl.pad(tl.param([1.0, 2.0]), 1, mode="reflect")
+
+
+def test_new_shape_functions_match_numpy_through_the_protocols():
+    x = tl.param(rand(2, 3, 4, seed=8))
+    plain = tl.data(x)
+    pairs = [
+        (np.rot90(x), np.rot90(plain)),
+        (np.rot90(x, 3, axes=(2, 1)), np.rot90(plain, 3, axes=(2, 1))),
+        (np.rollaxis(x, 2, 1), np.rollaxis(plain, 2, 1)),
+        (np.atleast_3d(x[0, 0]), np.atleast_3d(plain[0, 0])),
+        (np.column_stack([x[0, 0], x[1, 0]]), np.column_stack([plain[0, 0], plain[1, 0]])),
+        (np.append(x, [1.0]), np.append(plain, [1.0])),
+        (np.hsplit(x, 3)[2], np.hsplit(plain, 3)[2]),
+        (np.vsplit(x, [1])[1], np.vsplit(plain, [1])[1]),
+        (np.dsplit(x, 2)[1], np.dsplit(plain, 2)[1]),
+        (np.vstack([x[0], x[1]], casting="no"), np.vstack([plain[0], plain[1]])),
+    ]
+    for tracked, expected in pairs:
+        assert tl.istracked(tracked)
+        np.testing.assert_array_equal(tl.data(tracked), expected)
+    assert tl.data(np.vstack([x[0], x[1]], dtype=np.float32)).dtype == np.float32
+    assert tl.data(np.concatenate([x, x], dtype=np.float32, casting="same_kind")).dtype == np.float32
+
+
+def test_casting_rules_are_checked_as_numpy_checks_them():
+    x, y = tl.param(np.ones(2)), tl.param(np.ones(2, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"concatenate: cannot cast an array of float32 to float64 under casting='no'"):
+        np.vstack([x, y], casting="no")
+    with pytest.raises(TypeError, match=r"stack: cannot cast an array of float64 to float32 under casting='safe'"):
+        tl.stack([x, y], dtype=np.float32, casting="safe")
+    with pytest.raises(ValueError, match="concatenate: casting must be one of"):
+        tl.hstack([x, y], casting="sometimes")
+    z = tl.concatenate([x, y], dtype=np.float32, casting="same_kind")
+    tl.back_(tl.sum(z * 2.0))
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0])
+    assert x.grad.dtype == np.float64 and y.grad.dtype == np.float32
+
+
+def test_shape_function_errors_name_the_function():
+    x = tl.param(np.ones(4))
+    with pytest.raises(ValueError, match=r"vsplit: only works on arrays of 2 or more dimensions"):
+        tl.vsplit(x, 2)
+    with pytest.raises(ValueError, match=r"dsplit: only works on arrays of 3 or more dimensions"):
+        tl.dsplit(tl.param(np.ones((2, 2))), 2)
+    with pytest.raises(ValueError, match=r"rot90: axes \(0, 0\) are not two different axes"):
+        tl.rot90(tl.param(np.ones((2, 2))), axes=(0, 0))
+    with pytest.raises(ValueError, match=r"rollaxis: axis 3 is out of bounds"):
+        tl.rollaxis(tl.param(np.ones((2, 2, 2))), 3)
+    with pytest.raises(ValueError, match=r"rollaxis: start 5 is out of bounds"):
+        tl.rollaxis(tl.param(np.ones((2, 2, 2))), 0, 5)
+
+
+def test_shape_functions_take_lists_as_numpy_does():
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+    pairs = [(tl.atleast_3d, np.atleast_3d), (tl.rot90, np.rot90), (lambda v: tl.rollaxis(v, 1), lambda v: np.rollaxis(v, 1))]
+    pairs += [(lambda v: tl.hsplit(v, 2)[1], lambda v: np.hsplit(v, 2)[1]), (lambda v: tl.vsplit(v, 2)[0], lambda v: np.vsplit(v, 2)[0])]
+    for ours, numpys in pairs:
+        np.testing.assert_array_equal(ours(rows), numpys(np.array(rows)))
+    np.testing.assert_array_equal(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])]), np.column_stack([[1, 2], [3, 4]]))
+    np.testing.assert_array_equal(tl.data(tl.kron([1.0, 2.0], tl.param([1.0, 10.0]))), [1.0, 10.0, 2.0, 20.0])

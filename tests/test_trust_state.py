@@ -73,7 +73,7 @@ def test_setter_on_a_computed_value_is_refused():
         lambda x, y: tl.data(y).__setitem__(Ellipsis, 0.0),  # a saved result
         lambda x, y: tl.data(x)[0:1].__setitem__(Ellipsis, 7.0),  # through a view
         lambda x, y: tl.data(x).reshape(2, 1).__setitem__((0, 0), 7.0),
-        lambda x, y: np.asarray(x).__setitem__(0, 7.0),
+        lambda x, y: np.asarray(tl.data(x)).__setitem__(0, 7.0),  # np.asarray(x) itself is refused
         lambda x, y: tl.data(y).__iadd__(1.0),
         lambda x, y: tl.data(x).sort(),
     ],

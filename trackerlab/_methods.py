@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 from . import numpy_protocol
+from .numpy_protocol import plain
 from .rules import elementwise as E
 from .rules import indexing as I
 from .rules import linalg as L
@@ -30,7 +31,7 @@ def _reflected(op):
 
 def _compare(compare):
     """Comparisons are not differentiable: they compare the plain data."""
-    return lambda self, other: compare(self.tracker.data, data(other))
+    return lambda self, other: compare(self.tracker.data, plain(other))
 
 
 def _no(method: str, **options) -> None:
@@ -103,10 +104,6 @@ def _setitem(self, index, value):
     )
 
 
-def _remainder(self, other):
-    raise TypeError("remainder (x % y): trackerlab has no gradient rule for it; apply it to tl.data(x) instead")
-
-
 # name → (the operation behind it, the function); the operation's name goes into docs/operations.md
 _OPERATORS = {
     "__add__": ("add", _binary(E.add)),
@@ -125,6 +122,10 @@ _OPERATORS = {
     "__pos__": ("positive", lambda self: self),
     "__abs__": ("abs", lambda self: E.abs(self)),
     "__getitem__": ("getitem", lambda self, index: I.getitem(self, _index(index))),
+    "__mod__": ("remainder", _binary(E.remainder)),
+    "__rmod__": ("remainder", _reflected(E.remainder)),
+    "__divmod__": ("remainder", _binary(E.divmod)),
+    "__rdivmod__": ("remainder", _reflected(E.divmod)),
 }
 _METHODS = {
     "sum": ("sum", _reduction(R.sum)),
@@ -151,8 +152,12 @@ _METHODS = {
     "dot": ("dot", lambda self, other: L.dot(self, other)),
     "trace": ("trace", lambda self, offset=0, axis1=0, axis2=1: M.trace(self, offset, axis1, axis2)),
     "diagonal": ("diagonal", lambda self, offset=0, axis1=0, axis2=1: M.diagonal(self, offset, axis1, axis2)),
+    "real": ("real", property(lambda self: E.real(self))),
+    "imag": ("imag", property(lambda self: E.imag(self))),
+    "conj": ("conj", lambda self: E.conj(self)),
+    "conjugate": ("conj", lambda self: E.conj(self)),
 }
-_NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "nonzero", "all", "any", "round")
+_NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "argpartition", "nonzero", "all", "any", "round")
 
 # for the generated documentation: each operator and method, by the operation behind it
 OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
@@ -170,20 +175,23 @@ _COMPARISONS = {
 
 def _index(index):
     """Indices may be tracked (e.g. a tracked mask); only their plain values select."""
-    if isinstance(index, tuple):
-        return tuple(data(i) for i in index)
-    return data(index)
+    return plain(index)
 
 
 def _array(self, dtype=None, copy=None):
-    """``np.asarray(x)`` gives the plain data (for plotting and printing); NumPy functions on ``x``
-    itself go through ``__array_function__`` and are recorded."""
-    value = data(self)
-    if hasattr(value, "__array__"):
-        return value.__array__(dtype) if dtype is not None else value.__array__()
-    import numpy as np  # a Python float asked for as an array
+    """NumPy asks for a plain array (``np.asarray(x)``, ``np.array([x, y])``, a NumPy function given a
+    list that holds ``x``): refused, always, since the result would carry no gradient. ``tl.data(x)``
+    is the plain value, for plotting and printing; lists of tracked values go to ``tl`` functions."""
+    raise TypeError(LOST_TRACKING)
 
-    return np.asarray(value, dtype=dtype)
+
+LOST_TRACKING = (
+    "a tracked value cannot become a plain NumPy array (np.asarray, np.array, or a NumPy function given "
+    "a list holding tracked values): tracking would be lost and its gradient would silently be 0. "
+    "Write tl.data(x) for the plain value (to plot or print it); for a list of tracked values, build "
+    "the array with tl.stack([...]) (its plain value: tl.data(tl.stack([...]))) or give the list to a "
+    "tl function (tl.sum([a, b]), tl.mean([a, b]))"
+)
 
 
 def bind() -> None:
@@ -194,9 +202,8 @@ def bind() -> None:
     for name in _NOT_DIFFERENTIABLE:
         setattr(_TrackedValue, name, _plain(name))
     _TrackedValue.__setitem__ = _setitem
-    _TrackedValue.__mod__ = _TrackedValue.__rmod__ = _remainder
-    _TrackedValue.__floordiv__ = lambda self, other: data(self) // data(other)
-    _TrackedValue.__rfloordiv__ = lambda self, other: data(other) // data(self)
+    _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
+    _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
     _TrackedValue.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: numpy_protocol.array_ufunc(
         ufunc, method, *inputs, **kwargs
     )

@@ -105,11 +105,13 @@ def forward(f: Callable, *args):
     """
     before = RECORDING.on
     RECORDING.on = True
+    RECORDING.differentiating += 1  # float(x) on a tracked x refuses while f runs
     try:
         inputs = [_input(a) for a in args]
         y = f(*inputs)
     finally:
         RECORDING.on = before
+        RECORDING.differentiating -= 1
     nodes = [x.tracker for x in inputs]
     given_tracked = any(isinstance(a, _TrackedValue) for a in args)
 
@@ -248,8 +250,12 @@ def gradient(f: Callable, *args):
 def _gradient_params(f: Callable, params: Params) -> Grads:
     before = RECORDING.on
     RECORDING.on = True
+    RECORDING.differentiating += 1
     try:
-        y = f()
+        try:
+            y = f()
+        finally:
+            RECORDING.differentiating -= 1
         _check_loss(y, "gradient")
         found = {}
         if isinstance(y, _TrackedValue):

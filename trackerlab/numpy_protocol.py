@@ -22,6 +22,9 @@ logaddexp2 negative positive exp exp2 expm1 log log2 log10 log1p sqrt cbrt squar
 arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg matmul vecdot""".split()
 UFUNCS: dict[str, str] = {name: name for name in _SAME}
 UFUNCS.update({"absolute": "abs", "fabs": "abs", "radians": "deg2rad", "degrees": "rad2deg"})
+UFUNCS.update({"remainder": "remainder", "fmod": "fmod", "conjugate": "conj"})
+# ufuncs with two results: (the plain quotient, the recorded remainder)
+PAIR_UFUNCS: dict[str, str] = {"divmod": "divmod"}
 
 # ufunc methods that are reductions: (ufunc, method) → (tl function, NumPy's default axis)
 UFUNC_METHODS: dict[tuple[str, str], str] = {
@@ -84,6 +87,10 @@ def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 
 FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {("numpy", name): name for name in _NUMPY_SAME}
 FUNCTIONS.update({("numpy.linalg", name): name for name in _LINALG_SAME})
+_NUMPY_NEW = """real imag angle sinc nan_to_num select linspace kron append column_stack atleast_3d hsplit vsplit
+dsplit rot90 rollaxis partition""".split()
+FUNCTIONS.update({("numpy", name): name for name in _NUMPY_NEW})
+FUNCTIONS.update({("numpy.linalg", name): name for name in "svd svdvals eigh eigvalsh eig eigvals pinv".split()})
 FUNCTIONS.update(
     {
         ("numpy", "amax"): "max",
@@ -115,9 +122,11 @@ def _public(name: str) -> Callable:
     return function(name)
 
 
-def _plain(values):
+def plain(values):
+    """The plain data of a value, or of each element of a (nested) list or tuple: for operations that are
+    not differentiable, where dropping tracking loses nothing."""
     if isinstance(values, list | tuple):
-        return type(values)(_plain(v) for v in values)
+        return type(values)(plain(v) for v in values)
     return data(values)
 
 
@@ -135,13 +144,15 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
         raise TypeError(f"{spelling}: out= cannot write into a tracked value; assign the result instead")
     kwargs.pop("out", None)
     if name in NON_DIFFERENTIABLE_UFUNCS:
-        return getattr(ufunc, method)(*_plain(inputs), **kwargs)
+        return getattr(ufunc, method)(*plain(inputs), **kwargs)
     if method == "__call__" and name in UFUNCS:
         for option in _UNSUPPORTED_UFUNC_OPTIONS:
             if kwargs.get(option) is not None and not (option == "where" and kwargs[option] is True):
                 raise TypeError(f"{spelling}: {option}= is not supported on tracked values")
             kwargs.pop(option, None)
         return _public(UFUNCS[name])(*inputs, **kwargs)
+    if method == "__call__" and name in PAIR_UFUNCS and not kwargs:
+        return _public(PAIR_UFUNCS[name])(*inputs)
     target = UFUNC_METHODS.get((name, method))
     if target is not None:
         return _reduce(target, spelling, *inputs, **kwargs)
@@ -159,7 +170,7 @@ def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdim
 def array_function(func, types, args, kwargs):
     module, name = func.__module__, func.__name__
     if name in NON_DIFFERENTIABLE_FUNCTIONS or (name == "where" and len(args) + len(kwargs) == 1):
-        return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+        return func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
     target = FUNCTIONS.get((module, name))
     if target is None:
         raise _no_rule(f"{module}.{name}")
@@ -170,7 +181,7 @@ def array_function(func, types, args, kwargs):
 def numpy_spellings() -> dict[str, list[str]]:
     """Each tl function's NumPy spellings, read from the tables above: ``{"sum": ["np.sum", "np.add.reduce"]}``."""
     out: dict[str, list[str]] = {}
-    for ufunc, name in UFUNCS.items():
+    for ufunc, name in (UFUNCS | PAIR_UFUNCS).items():
         out.setdefault(name, []).append(f"np.{ufunc}")
     for (module, function), target in FUNCTIONS.items():
         name = target if isinstance(target, str) else target[0]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ._backend import namespace
+from .numpy_protocol import plain
 from .tracked import _NO_KWARGS, RECORDING, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "grad_rule", "primitive", "register_rules", "supported_operations", "track"]
@@ -93,7 +94,7 @@ class Op:
                 raise _explain(self, args, error) from None
         if RECORDING.on and self.rule is not None:
             for a in args[: self.arity]:
-                if isinstance(a, _TrackedValue):
+                if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
                     return _record(self, args, kwargs)
         return _run(self, _plain(self, args), kwargs)
 
@@ -111,12 +112,74 @@ def _plain(op: Op, args) -> tuple:
 
 
 def _as_array(op: Op, value, others):
+    """A list or tuple operand as a plain array (its tracked elements, if any, as their plain data:
+    nothing is recorded here)."""
     arrays = [o for o in others if hasattr(o, "shape")]
     xp = namespace(*arrays) if arrays else namespace()
+    if _holds_tracked(value):
+        value = plain(value)
     try:
         return xp.asarray(value)
     except (TypeError, ValueError) as error:
         raise TypeError(f"{op.name}: cannot read {type(value).__name__} argument as an array: {error}") from None
+
+
+def as_operand(value, name: str = "as_operand"):
+    """A list or tuple given where an array is expected, as the operations read it: one tracked array,
+    recorded, if it holds tracked values (while recording), else a plain array; other values as they are."""
+    if not isinstance(value, _SEQUENCES):
+        return value
+    if RECORDING.on and _holds_tracked(value):
+        return _pack(name, value)
+    return namespace().asarray(plain(value))
+
+
+def _holds_tracked(sequence) -> bool:
+    """Whether a list or tuple holds a tracked value, at any depth."""
+    for v in sequence:
+        if isinstance(v, _TrackedValue) or (isinstance(v, _SEQUENCES) and _holds_tracked(v)):
+            return True
+    return False
+
+
+def _pack(name: str, sequence):
+    """A list or tuple operand holding tracked values as one tracked array, recorded so that the
+    gradient reaches every element: ``stack`` of its elements (of a regular nest of lists: ``stack`` of
+    the innermost elements, then ``reshape``), as ``numpy.asarray`` would arrange them."""
+    from .rules.shape import _stack_op, reshape
+
+    lengths = []
+    first = sequence
+    while isinstance(first, _SEQUENCES):
+        lengths.append(len(first))
+        first = first[0] if first else None
+    elements: list = []
+    try:
+        if _flatten(sequence, lengths, 0, elements):
+            packed = _stack_op(*elements)
+            return reshape(packed, tuple(lengths) + packed.shape[1:]) if len(lengths) > 1 else packed
+        # not a regular nest (say, a tracked array beside a list of numbers): stack level by level
+        return _stack_op(*(_pack(name, v) if isinstance(v, _SEQUENCES) and _holds_tracked(v) else v for v in sequence))
+    except (TypeError, ValueError) as error:
+        kind = type(sequence).__name__
+        raise type(error)(f"{name}: cannot read the {kind} of tracked values as an array: {error}") from None
+
+
+def _flatten(sequence, lengths: list, depth: int, elements: list) -> bool:
+    """Collect into ``elements`` the innermost elements of a nest of lists whose lengths at each depth are
+    ``lengths``; ``False`` if the nest is not regular (lists beside non-lists, or unequal lengths)."""
+    if len(sequence) != lengths[depth]:
+        return False
+    if depth + 1 == len(lengths):
+        for v in sequence:
+            if isinstance(v, _SEQUENCES):
+                return False
+            elements.append(v)
+        return True
+    for v in sequence:
+        if not (isinstance(v, _SEQUENCES) and _flatten(v, lengths, depth + 1, elements)):
+            return False
+    return True
 
 
 def _run(op: Op, args, kwargs):
@@ -181,7 +244,11 @@ def _record(op: Op, args, kwargs):
     if convert:
         for i in range(min(n, len(args))):
             if isinstance(raw[i], _SEQUENCES):
-                raw[i] = stored[i] = _as_array(op, raw[i], raw)
+                if _holds_tracked(raw[i]):  # one recorded stack, so the gradient reaches each element
+                    node = _pack(op.name, raw[i]).tracker
+                    raw[i], stored[i] = node.data, node
+                else:
+                    raw[i] = stored[i] = _as_array(op, raw[i], raw)
     try:
         out = op.impl(*raw, **kwargs)
     except (ValueError, TypeError, IndexError) as error:
@@ -273,10 +340,13 @@ def track(f: Callable, *args, **kwargs):
     rule = _CUSTOM_RULES.get(_rule_key(f))
     if rule is None:
         raise TypeError(f"track: no gradient rule is registered for {name}; define one with @tl.grad_rule({name})")
-    result = rule(*args, **kwargs)
-    if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
-        raise TypeError(f"{name}: a gradient rule must return (value, pullback), got {type(result).__name__}")
-    value, pullback = result
+    for i, a in enumerate(args):
+        if isinstance(a, _SEQUENCES) and _holds_tracked(a):
+            raise TypeError(
+                f"track: argument {i + 1} of {name} is a {type(a).__name__} holding tracked values, which a "
+                f"gradient rule cannot send sensitivities to; pass tl.stack([...]) instead"
+            )
+    value, pullback = _checked_rule_result(name, rule(*args, **kwargs))
     if isinstance(value, _TrackedValue):
         raise TypeError(
             f"{name}: the rule returned a tracked value; compute the value from tl.data(...) of the "
@@ -286,6 +356,24 @@ def track(f: Callable, *args, **kwargs):
         return value
     stored = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
     return _new(f, stored, kwargs, value, back=pullback)
+
+
+def _checked_rule_result(name: str, result) -> tuple:
+    """``(value, pullback)`` as a gradient rule must return it, or an error naming what it returned instead."""
+    if isinstance(result, tuple) and len(result) == 2 and callable(result[1]):
+        return result
+    if isinstance(result, list) and len(result) == 2:
+        problem = "returned a list; return a tuple (value, pullback)"
+    elif isinstance(result, tuple) and len(result) == 2:
+        problem = (
+            f"returned a pullback that is a {type(result[1]).__name__}, not a function; the pullback is a "
+            "function of the sensitivity Δ returning one sensitivity per argument, e.g. lambda Δ: (Δ, -Δ)"
+        )
+    elif isinstance(result, tuple | list):
+        problem = f"returned a {type(result).__name__} of {len(result)} items; return two: (value, pullback)"
+    else:
+        problem = f"returned a {type(result).__name__}; return a tuple (value, pullback)"
+    raise TypeError(f"{name}: the gradient rule {problem}")
 
 
 def _any_tracked(args) -> bool:
@@ -305,7 +393,7 @@ def primitive(f: Callable) -> Callable:
     ... def _(a, b):
     ...     return minus(tl.data(a), tl.data(b)), lambda Δ: (Δ, -Δ)
     >>> minus(tl.param([1.0, 2.0]), [1.0, 1.0])
-    Tracked 2 float64 array:
+    Tracked 2-element float64 array:
     [0. 1.]
     """
 

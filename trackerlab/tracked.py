@@ -23,12 +23,14 @@ __all__ = [
 
 
 class _Recording(threading.local):
-    """Whether operations on tracked values are recorded, in this thread (switched off by ``no_grad``).
+    """Whether operations on tracked values are recorded, in this thread (switched off by ``no_grad``), and
+    how many functions this thread is differentiating (``forward`` counts them; ``float(x)`` refuses inside one).
 
     Each thread sees its own attributes: a ``no_grad`` in one thread never stops recording in another.
     """
 
     on = True
+    differentiating = 0
 
     def __init__(self):  # runs once in each thread that reads RECORDING
         self.on = True  # an attribute of the thread's own dictionary reads faster than the class's
@@ -398,6 +400,10 @@ def _shape(value) -> tuple:
 class TrackedReal(_TrackedValue):
     """A tracked scalar, printed as Flux prints it: ``6.0 (tracked)``.
 
+    ``float(x)``, ``complex(x)`` and ``x.item()`` give Python numbers, except inside a function being
+    differentiated, where they raise (the number would carry no gradient; ``float(tl.data(x))`` says
+    it is meant). ``int(x)`` and ``bool(x)`` work everywhere: their derivative is 0.
+
     >>> param(2) * 3
     6.0 (tracked)
     """
@@ -405,7 +411,12 @@ class TrackedReal(_TrackedValue):
     __slots__ = ()
 
     def __float__(self):
+        _plain_number(self, "float(x)")
         return float(self.tracker.data)
+
+    def __complex__(self):
+        _plain_number(self, "complex(x)")
+        return complex(self.tracker.data)
 
     def __int__(self):
         return int(self.tracker.data)
@@ -414,6 +425,7 @@ class TrackedReal(_TrackedValue):
         return operator.index(self.tracker.data)
 
     def item(self):
+        _plain_number(self, "x.item()")
         d = self.tracker.data
         return d.item() if hasattr(d, "item") else d
 
@@ -436,10 +448,24 @@ class TrackedArray(_TrackedValue):
             yield self[i]
 
     def item(self):
+        _plain_number(self, "x.item()")
         return self.tracker.data.item()
 
     def tolist(self):
+        _plain_number(self, "x.tolist()")
         return self.tracker.data.tolist()
+
+
+def _plain_number(x, spelling: str) -> None:
+    """Refuse to turn a tracked value into Python numbers while a function is being differentiated:
+    the numbers would carry no gradient, and the gradient would silently miss that path."""
+    if RECORDING.differentiating:
+        plain = spelling.replace("(x)", "(tl.data(x))").replace("x.", "tl.data(x).")
+        raise TypeError(
+            f"{spelling}: x is tracked, and a Python number made from it inside a function being "
+            f"differentiated would lose tracking (its gradient would be 0). Keep x tracked to "
+            f"differentiate through it, or write {plain} to use the plain value on purpose"
+        )
 
 
 _call_new = Call.__new__
@@ -467,7 +493,11 @@ def tracker(x):
 
 
 def data(x):
-    """The plain value of ``x`` (``x`` itself when it is not tracked).
+    """The plain value of ``x`` (``x`` itself when it is not tracked): what to plot, print or save.
+
+    NumPy never converts a tracked value by itself: ``np.asarray(x)``, ``np.array([x, y])`` and NumPy
+    functions given lists of tracked values raise a ``TypeError``, since the plain result would carry
+    no gradient; write ``np.asarray(tl.data(x))``, or ``tl.stack([x, y])`` to keep tracking.
 
     >>> data(param([1, 2]))
     array([1., 2.])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import elementwise, indexing, linalg, matrices, nn, reductions, shape, utility  # noqa: F401
+from . import elementwise, factorizations, indexing, linalg, matrices, nn, reductions, shape, utility  # noqa: F401
 from ._util import COMPOSITES, WRAPPERS
 
 FAMILIES = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn", "utility")

@@ -8,10 +8,12 @@ everything that depends on the sensitivity or the arguments goes through recorde
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from collections.abc import Callable
 
 from .._backend import namespace
+from ..ops import as_operand
 from ..tracked import data
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
@@ -25,6 +27,7 @@ def wrapper(name: str):
     """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
 
     def register(f):
+        f = _operand_first(f)
         WRAPPERS[name] = f
         return f
 
@@ -35,10 +38,24 @@ def composite(family: str, name: str | None = None):
     """Register ``f`` as a public function composed of operations (its gradient comes from theirs)."""
 
     def register(f):
+        f = _operand_first(f)
         COMPOSITES[name or f.__name__] = (family, f)
         return f
 
     return register
+
+
+def _operand_first(f):
+    """``f`` itself, or, when its first argument is an array ``x``, ``f`` taking a list or tuple there as
+    the operations do: one tracked array if it holds tracked values (see ``ops.as_operand``)."""
+    if next(iter(inspect.signature(f).parameters), None) != "x":
+        return f
+
+    @functools.wraps(f)
+    def taking_lists(x, *args, **kwargs):
+        return f(as_operand(x, f.__name__) if isinstance(x, list | tuple) else x, *args, **kwargs)
+
+    return taking_lists
 
 
 def shape(x) -> tuple:

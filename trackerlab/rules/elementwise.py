@@ -144,7 +144,7 @@ logaddexp2 = defop(
 )
 where = defop("where", _where, family="elementwise", doc="``where(condition, x, y)``: x where condition, else y.")
 clip = defop("clip", _real_only("clip", _clip), family="elementwise")
-astype = defop("astype", _astype, arity=1, family="elementwise")
+_astype_op = defop("astype", _astype, arity=1, family="elementwise", doc="``x`` cast to a floating ``dtype``.")
 negative = defop("negative", operator.neg, family="elementwise")
 positive = defop("positive", operator.pos, family="elementwise")
 abs = defop("abs", u("abs", math.fabs), family="elementwise")
@@ -416,4 +416,364 @@ from ._util import (  # noqa: E402
     sign,
     slope_of_abs,
     unbroadcast,
+    wrapper,
 )
+
+
+@wrapper("astype")
+def astype(x, dtype, copy=True):
+    """``x`` cast to ``dtype``, as ``numpy.astype``. A cast to an integer or bool dtype carries no gradient
+    (its derivative is 0, as in PyTorch and JAX), so its result is a plain array; floating casts are recorded.
+
+    >>> import trackerlab as tl
+    >>> tl.astype(tl.param([1.5, -2.5]), int)
+    array([ 1, -2])
+    """
+    value = data(x)
+    if value is not x and not _floating(value, dtype):
+        return _astype(value, dtype)
+    return _astype_op(x, dtype)
+
+
+def _floating(value, dtype) -> bool:
+    xp = namespace(value)
+    return xp.isdtype(xp.empty((0,), dtype=dtype).dtype, ("real floating", "complex floating"))
+
+# ----------------------------------------------------------------------------------------------------
+# Complex parts, remainders, sinc and nan_to_num.
+#
+# Complex numbers follow HIPS autograd's and JAX's convention: the sensitivity of z = x + iy is
+# ∂L/∂x − i ∂L/∂y, a holomorphic function pulls back g·f′(z) without a conjugate, and a real input's
+# gradient is real. ``_complex`` (a real value as a complex one) is the bridge: its pullback is real(g).
+
+
+def _is_complex(x) -> bool:
+    value = data(x)
+    if isinstance(value, complex):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and namespace(value).isdtype(dtype, "complex floating")
+
+
+def _copy_of(x):
+    """A real value passed through ``real`` or ``conj``: a copy, so the result never aliases the input."""
+    if not hasattr(x, "shape"):
+        return x
+    return namespace(x).asarray(x, copy=True)
+
+
+def _real_impl(x):
+    return namespace(x).real(x) if _is_complex(x) else _copy_of(x)
+
+
+def _imag(x):
+    if _is_complex(x):
+        return namespace(x).imag(x)
+    if not hasattr(x, "shape"):
+        return 0.0
+    return namespace(x).zeros_like(x)
+
+
+def _conj_impl(x):
+    return namespace(x).conj(x) if _is_complex(x) else _copy_of(x)
+
+
+def _angle(x, deg=False):
+    xp = namespace(x)
+    if type(x) in (float, int, complex):
+        out = math.atan2(x.imag, x.real)
+    else:
+        x = x if hasattr(x, "shape") else xp.asarray(x)
+        if _is_complex(x):
+            out = xp.atan2(xp.imag(x), xp.real(x))
+        else:
+            out = xp.atan2(xp.zeros_like(x), x)
+    return out * (180 / math.pi) if deg else out
+
+
+def _to_complex(x):
+    if not hasattr(x, "shape"):
+        return complex(x)
+    xp = namespace(x)
+    if _is_complex(x):
+        return x
+    dtype = xp.complex64 if x.dtype == xp.float32 else xp.complex128
+    return xp.astype(x, dtype)
+
+
+def _no_complex(name: str, *values) -> None:
+    refuse_complex(name, *values, why="it rounds a quotient, which complex numbers do not allow")
+
+
+def _remainder(x, y):
+    _no_complex("remainder", x, y)
+    if type(x) is float and type(y) is float and y != 0.0:
+        return x % y
+    xp = namespace(x, y)
+    if not hasattr(x, "shape") and not hasattr(y, "shape"):
+        x = xp.asarray(x)
+    f = getattr(xp, "remainder", None)
+    if f is not None:
+        return f(x, y)
+    return x - xp.floor(x / y) * y
+
+
+def _fmod(x, y):
+    _no_complex("fmod", x, y)
+    if type(x) is float and type(y) is float and y != 0.0:
+        return math.fmod(x, y)
+    xp = namespace(x, y)
+    if not hasattr(x, "shape") and not hasattr(y, "shape"):
+        x = xp.asarray(x)
+    f = getattr(xp, "fmod", None)
+    if f is not None:
+        return f(x, y)
+    return x - xp.trunc(x / y) * y
+
+
+def _sinc(x):
+    if type(x) is float:
+        return 1.0 if x == 0.0 else math.sin(math.pi * x) / (math.pi * x)
+    xp = namespace(x)
+    x = x if hasattr(x, "shape") else xp.asarray(x)
+    f = getattr(xp, "sinc", None)
+    if f is not None:
+        return f(x)
+    y = math.pi * xp.where(x == 0, xp.ones_like(x), x)
+    return xp.where(x == 0, xp.ones_like(y), xp.sin(y) / y)
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    xp = namespace(x)
+    if type(x) is float:
+        x = xp.asarray(x)
+    f = getattr(xp, "nan_to_num", None)
+    if f is not None:
+        return f(x, nan=nan, posinf=posinf, neginf=neginf)
+    if _is_complex(x):
+        raise TypeError(f"nan_to_num: complex input on {xp.__name__} is not supported")
+    big = xp.finfo(x.dtype).max
+    out = xp.where(xp.isnan(x), xp.asarray(nan, dtype=x.dtype), x)
+    out = xp.where(out == math.inf, xp.asarray(big if posinf is None else posinf, dtype=x.dtype), out)
+    return xp.where(out == -math.inf, xp.asarray(-big if neginf is None else neginf, dtype=x.dtype), out)
+
+
+real = defop("real", _real_impl, family="elementwise", doc="The real part (a copy of a real input).")
+imag = defop("imag", _imag, family="elementwise", doc="The imaginary part (zeros for a real input).")
+conj = defop("conj", _conj_impl, family="elementwise", doc="The complex conjugate (a copy of a real input).")
+angle = defop("angle", _angle, arity=1, family="elementwise", doc="The argument of a complex number, atan2(y, x).")
+_complex_op = defop(
+    "_complex",
+    _real_only("_complex", _to_complex),
+    family="elementwise",
+    doc="A real value as a complex one (its pullback takes the real part, so it takes real input only).",
+)
+remainder = defop("remainder", _remainder, family="elementwise", doc="x - floor(x / y) * y, the sign of y (``%``).")
+fmod = defop("fmod", _fmod, family="elementwise", doc="x - trunc(x / y) * y, the sign of x (C's fmod).")
+sinc = defop("sinc", _sinc, family="elementwise", doc="sin(πx) / (πx), and 1 at 0.")
+nan_to_num = defop("nan_to_num", _nan_to_num, arity=1, family="elementwise", doc="NaN and ±inf replaced by numbers.")
+
+
+def _real_valued(g):
+    """The sensitivity of a real result: a complex ``g`` (a rule upstream that did not project) counts by
+    its real part, the component along the real axis."""
+    return real(g) if _is_complex(g) else g
+
+
+def _real_rule(g, ans, x):
+    # L sees only the real part: the sensitivity of x is g itself (complex, zero imaginary part, if x is)
+    g = _real_valued(g)
+    return _complex_op(g) if _is_complex(x) else g
+
+
+def _imag_rule(g, ans, x):
+    # L sees only y = imag(x): ∂L/∂x = 0, ∂L/∂y = g, so the sensitivity of x is −i·g; none for a real x
+    g = _real_valued(g)
+    return _complex_op(g) * -1j if _is_complex(x) else g * 0.0
+
+
+def _angle_rule(g, ans, x, deg=False):
+    # θ = atan2(y, x): ∂θ/∂x = −y/|z|², ∂θ/∂y = x/|z|², so the sensitivity is g (−y − ix)/|z|² = −i g / z;
+    # a real input lies on the axis, where θ is constant (0 or π)
+    scale = (180 / math.pi) if deg else 1.0
+    g = _real_valued(g)
+    if not _is_complex(x):
+        return g * 0.0
+    return _complex_op(g * scale) * -1j / x
+
+
+def _floored(x, y, rounding: str):
+    """``floor(x / y)`` or ``trunc(x / y)`` of the plain data: the constant slope of a remainder in ``y``."""
+    a, b = data(x), data(y)
+    xp = namespace(a, b)
+    quotient = (a if hasattr(a, "shape") else xp.asarray(a)) / b
+    return getattr(xp, rounding)(quotient)
+
+
+def _sinc_slope(x):
+    """sinc′(x) = (cos(πx) − sinc(x)) / x, written with tracked operations so it differentiates again.
+
+    Near 0 the formula cancels (0/0 at 0), so there the Taylor series is used instead:
+    sinc′(x) = Σ_{k≥1} (−1)^k 2k π^{2k} x^{2k−1} / (2k+1)!, accurate to rounding for |x| < 0.1.
+    Elsewhere ``x`` is shifted to 1 where the series applies, so neither branch ever sees 0/0.
+    """
+    plain = data(x)
+    xp = namespace(plain)
+    small = mask(xp.abs(plain if hasattr(plain, "shape") else xp.asarray(plain)) < 0.1, plain)
+    away = x * (1 - small) + small  # x where the formula is used, 1 where the series is
+    exact = (cos(math.pi * away) - sinc(away)) / away
+    x2 = x * x
+    series = 0.0
+    for k in range(7, 0, -1):
+        series = series * x2 + (-1) ** k * 2 * k * math.pi ** (2 * k) / math.factorial(2 * k + 1)
+    return series * x * small + exact * (1 - small)  # tracked on the left: array-API arrays do not defer
+
+
+def _nan_to_num_rule(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # replaced entries are constants: no sensitivity; a complex number is replaced part by part
+    plain = data(x)
+    xp = namespace(plain)
+    plain = plain if hasattr(plain, "shape") else xp.asarray(plain)
+    if not _is_complex(x):
+        return g * mask(xp.isfinite(plain), plain)
+    keep_re, keep_im = mask(xp.isfinite(xp.real(plain)), plain), mask(xp.isfinite(xp.imag(plain)), plain)
+    return _complex_op(real(g) * keep_re) + _complex_op(imag(g) * keep_im) * 1j
+
+
+RULES.update(
+    {
+        # complex parts
+        "real": (_real_rule,),
+        "imag": (_imag_rule,),
+        "conj": (lambda g, ans, x: conj(g) if _is_complex(x) else _real_valued(g),),
+        "angle": (_angle_rule,),
+        "_complex": (lambda g, ans, x: real(g),),
+        # remainders: slope 1 in x, and −floor(x / y) (−trunc(x / y) for fmod) in y, away from the jumps
+        "remainder": (
+            lambda g, ans, x, y: unbroadcast(x, g),
+            lambda g, ans, x, y: unbroadcast(y, -g * _floored(x, y, "floor")),
+        ),
+        "fmod": (
+            lambda g, ans, x, y: unbroadcast(x, g),
+            lambda g, ans, x, y: unbroadcast(y, -g * _floored(x, y, "trunc")),
+        ),
+        "sinc": (lambda g, ans, x: g * _sinc_slope(x),),
+        "nan_to_num": (_nan_to_num_rule,),
+    }
+)
+register_rules("elementwise", RULES)
+
+
+from ._util import composite, wrapper  # noqa: E402
+
+mod = wrapper("mod")(remainder)  # NumPy's other names for the same operations
+conjugate = wrapper("conjugate")(conj)
+
+
+@composite("elementwise")
+def divmod(x, y):
+    """``(floor(x / y), x % y)``, as Python's ``divmod`` and ``numpy.divmod``: the quotient is a plain
+    integer-valued array (it has no gradient), the remainder is ``remainder(x, y)``.
+
+    >>> import trackerlab as tl
+    >>> tl.divmod(tl.param(7.5), 2.0)
+    (3.0, 1.5 (tracked))
+    """
+    a, b = data(x), data(y)
+    xp = namespace(a, b)
+    if type(a) is float and type(b) is float and b != 0.0:
+        quotient = a // b
+    else:
+        quotient = xp.floor_divide(a if hasattr(a, "shape") else xp.asarray(a), b)
+    return quotient, remainder(x, y)
+
+
+
+@composite("elementwise")
+def select(condlist, choicelist, default=0):
+    """``numpy.select``: where the first true condition of ``condlist`` picks its entry of ``choicelist``,
+    ``default`` elsewhere. Conditions are plain booleans; choices may be tracked.
+
+    >>> import numpy as np, trackerlab as tl
+    >>> x = tl.param([-1.0, 0.5, 2.0])
+    >>> tl.select([tl.data(x) < 0, tl.data(x) < 1], [-x, x * 10], default=x)
+    Tracked 3-element float64 array:
+    [1. 5. 2.]
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError(
+            f"select: {len(condlist)} conditions and {len(choicelist)} choices; pass one choice per condition"
+        )
+    out = default
+    for condition, choice in reversed(list(zip(condlist, choicelist))):
+        condition = data(condition)
+        xp = namespace(condition)
+        condition = condition if hasattr(condition, "shape") else xp.asarray(condition)
+        if not xp.isdtype(condition.dtype, "bool"):
+            raise TypeError(f"select: conditions must be boolean arrays, not {condition.dtype}")
+        out = where(condition, choice, out)
+    return out
+
+
+@composite("elementwise")
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``numpy.linspace``: ``num`` evenly spaced values from ``start`` to ``stop``; either may be tracked
+    and may be an array (the samples then lie along ``axis``). ``retstep=True`` also returns the step.
+
+    >>> import trackerlab as tl
+    >>> tl.linspace(0.0, tl.param(1.0), 5)
+    Tracked 5-element float64 array:
+    [0.   0.25 0.5  0.75 1.  ]
+    """
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: the number of samples, {num}, must be non-negative")
+    div = num - 1 if endpoint else num
+    xp = namespace(data(start), data(stop))
+    real_dtype = _float_dtype(xp, data(start), data(stop))
+    a, b = (v if istracked(v) else _as_float(xp, v, real_dtype) for v in (start, stop))
+    base = _broadcast_shape(tuple(getattr(data(a), "shape", ())), tuple(getattr(data(b), "shape", ())))
+    steps = xp.reshape(xp.arange(num - 1 if endpoint and num > 1 else num, dtype=real_dtype), (-1,) + (1,) * len(base))
+    delta = subtract(b, a)
+    step = divide(delta, div) if div > 0 else math.nan
+    # NumPy's formula: start + i * step, and the last sample exactly stop
+    out = add(a, multiply(steps, step if div > 0 else delta))
+    if endpoint and num > 1:
+        out = concatenate([out, expand_dims(broadcast_to(b, base), 0)], axis=0)
+    if axis != 0 and len(base):
+        out = moveaxis(out, 0, axis)
+    if dtype is not None:
+        if xp.isdtype(xp.empty((0,), dtype=dtype).dtype, "integral"):  # NumPy floors into an integer dtype
+            out = xp.astype(xp.floor(data(out)), dtype)
+        else:
+            out = astype(out, dtype)
+    return (out, step) if retstep else out
+
+
+def _broadcast_shape(*shapes) -> tuple:
+    n = max(len(s) for s in shapes)
+    out = []
+    for sizes in zip(*((1,) * (n - len(s)) + s for s in shapes)):
+        wide = {d for d in sizes if d != 1}
+        if len(wide) > 1:
+            raise ValueError(f"linspace: start and stop of shapes {' and '.join(map(str, shapes))} do not broadcast")
+        out.append(wide.pop() if wide else 1)
+    return tuple(out)
+
+
+def _as_float(xp, value, dtype):
+    """A plain endpoint as an array of the backend (complex stays complex, anything else ``dtype``)."""
+    value = xp.asarray(value)
+    return value if xp.isdtype(value.dtype, "complex floating") else xp.astype(value, dtype)
+
+
+def _float_dtype(xp, *values):
+    for v in values:
+        dtype = getattr(v, "dtype", None)
+        if dtype is not None and xp.isdtype(dtype, ("real floating", "complex floating")):
+            return xp.float32 if dtype == xp.float32 else xp.float64
+    return xp.float64
+
+
+from ..tracked import istracked  # noqa: E402
+from .shape import broadcast_to, concatenate, expand_dims, moveaxis  # noqa: E402

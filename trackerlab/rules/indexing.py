@@ -9,7 +9,7 @@ CuPy, so an element selected twice receives both contributions), and ``_untake``
 from __future__ import annotations
 
 from ..ops import defop, register_rules
-from ._util import real_only
+from ._util import real_only, refuse_complex
 
 
 def _getitem(x, index):
@@ -171,3 +171,43 @@ from .._backend import library_name  # noqa: E402
 from ..tracked import data  # noqa: E402
 from ._util import array, lift, ns, shape, size, unbroadcast  # noqa: E402
 from .shape import reshape  # noqa: E402
+
+# ----------------------------------------------------------------------------------------------------
+# partition: a selection like sort's, so its sensitivity goes back the same way
+
+
+def _partition_order(x, kth, axis):
+    """The permutation that partitions ``x`` (the backend's ``argpartition``; a full sort, which is one
+    valid partition, where the backend has none)."""
+    xp = ns(x)
+    argpartition = getattr(xp, "argpartition", None)
+    if argpartition is None:
+        return xp.argsort(x, axis=axis, stable=True)
+    return argpartition(x, kth, axis=axis)
+
+
+def _partition(x, kth, axis=-1, kind="introselect", order=None):
+    if order is not None:
+        raise TypeError("partition: order= (structured arrays) is not supported on tracked values")
+    refuse_complex("partition", x)
+    xp = ns(x)
+    x = array(x)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    return xp.take_along_axis(x, _partition_order(x, kth, axis), axis=axis)
+
+
+def _partition_rule(g, ans, x, kth, axis=-1, kind="introselect", order=None):
+    plain = array(data(x))
+    xp = ns(plain)
+    if axis is None:
+        plain, along = xp.reshape(plain, (-1,)), 0
+    else:
+        along = axis
+    back = _scatter_along_axis(g, ans, reshape(x, shape(plain)), _partition_order(plain, kth, along), along)
+    return reshape(back, shape(x))
+
+
+partition = defop("partition", _partition, arity=1, family="indexing", doc="Values partitioned around kth.")
+RULES.update({"partition": (_partition_rule,)})
+register_rules("indexing", RULES)

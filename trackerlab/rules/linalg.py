@@ -11,7 +11,7 @@ import string
 from collections import Counter
 
 from ..ops import defop, register_rules
-from ._util import Each, wrapper
+from ._util import Each, composite, wrapper
 
 
 def _dot(x, y, out=None):
@@ -65,12 +65,38 @@ def _tensordot(x, y, axes=2):
 
 
 def _cross(x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    if axis is None and (axisa, axisb, axisc) != (-1, -1, -1):
-        raise TypeError("cross: only axis= is supported on tracked values (not axisa, axisb, axisc)")
+    if axis is not None:  # NumPy: axis overrides the other three
+        axisa = axisb = axisc = axis
     xp = ns(x, y)
-    if shape(x)[-1 if axis is None else axis] != 3 or shape(y)[-1 if axis is None else axis] != 3:
+    x, y = array(x), array(y)
+    _check_axis("axisa", axisa, x.ndim)
+    _check_axis("axisb", axisb, y.ndim)
+    x, y = _to_end(x, axisa), _to_end(y, axisb)
+    if shape(x)[-1] != 3 or shape(y)[-1] != 3:
         raise ValueError("cross: both vectors must have 3 components on the crossed axis")
-    return xp.linalg.cross(x, y, axis=-1 if axis is None else axis)
+    out = xp.linalg.cross(x, y, axis=-1)
+    _check_axis("axisc", axisc, out.ndim)
+    return _from_end(out, axisc)
+
+
+def _check_axis(name: str, axis: int, ndim: int) -> None:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"cross: {name}={axis} is out of bounds for an array of dimension {ndim}")
+
+
+def _to_end(v, axis: int):
+    """``v`` with ``axis`` moved last (no operation when it is last already); plain or tracked."""
+    n = len(shape(v))
+    if axis % n == n - 1:
+        return v
+    return ns(v).moveaxis(v, axis, -1) if not istracked(v) else moveaxis(v, axis, -1)
+
+
+def _from_end(v, axis: int):
+    n = len(shape(v))
+    if axis % n == n - 1:
+        return v
+    return ns(v).moveaxis(v, -1, axis) if not istracked(v) else moveaxis(v, -1, axis)
 
 
 def _einsum(*operands, subscripts, optimize=False):
@@ -227,9 +253,12 @@ def _real_parts(rule: tuple) -> tuple:
 def _cross_rule(i: int):
     # d(x × y) = dx × y + x × dy, and g · (dx × y) = dx · (y × g), g · (x × dy) = dy · (g × x)
     def pullback(g, ans, x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if axis is not None:
+            axisa = axisb = axisc = axis
+        x_, y_, g_ = _to_end(x, axisa), _to_end(y, axisb), _to_end(g, axisc)  # vectors along the last axis
         if i == 0:
-            return unbroadcast(x, cross(y, g, axis=axis))
-        return unbroadcast(y, cross(g, x, axis=axis))
+            return _from_end(unbroadcast(x_, cross(y_, g_)), axisa)
+        return _from_end(unbroadcast(y_, cross(g_, x_)), axisb)
 
     return pullback
 
@@ -324,7 +353,27 @@ RULES = {
 }
 register_rules("linalg", RULES)
 
-from ..tracked import data  # noqa: E402  (the families' rules use each other)
+from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
 from ._util import array, conj, is_complex, lift, mT, ns, real_for, shape, unbroadcast  # noqa: E402
 from .elementwise import multiply  # noqa: E402
-from .shape import expand_dims, reshape, transpose  # noqa: E402
+from .shape import copy, expand_dims, moveaxis, reshape, transpose  # noqa: E402
+
+
+@composite("linalg")
+def kron(x, y):
+    """``numpy.kron``: the Kronecker product, block ``(i, j)`` being ``x[i, j] * y`` (any ranks; the
+    shorter shape is padded with leading ones).
+
+    >>> import trackerlab as tl
+    >>> tl.kron(tl.param([1.0, 2.0]), [1.0, 10.0])
+    Tracked 4-element float64 array:
+    [ 1. 10.  2. 20.]
+    """
+    x, y = (copy(v) if isinstance(v, list | tuple) else v for v in (x, y))  # array-likes as arrays
+    sx, sy = shape(x), shape(y)
+    n = max(len(sx), len(sy))
+    sx, sy = (1,) * (n - len(sx)) + sx, (1,) * (n - len(sy)) + sy
+    # x's axes interleaved with y's: x[i, j] y[k, l] sits at (i, k, j, l), then pairs are merged
+    xs = reshape(x, tuple(d for a in sx for d in (a, 1)))
+    ys = reshape(y, tuple(d for b in sy for d in (1, b)))
+    return reshape(xs * ys, tuple(a * b for a, b in zip(sx, sy)))

@@ -167,17 +167,27 @@ def slogdet(x):
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
     """``numpy.linalg.norm``: vector p-norms and the Frobenius, 1, -1, inf and -inf matrix norms.
 
-    The matrix 2-norm and nuclear norm need the SVD, which has no gradient rule here: on tracked
-    values they are an error.
+    The matrix 2-norm (the largest singular value), -2 (the smallest) and nuclear norm (their sum)
+    go through ``svdvals``.
 
     >>> import trackerlab as tl
     >>> tl.norm(tl.param([3.0, 4.0]))
     5.0 (tracked)
     """
-    kind, _ = _norm_axes(len(shape(x)), ord, axis)
+    kind, axes = _norm_axes(len(shape(x)), ord, axis)
     if kind == "matrix" and ord in (2, -2, "nuc") and istracked(x):
-        raise TypeError(f"norm: ord={ord!r} of a matrix needs the SVD, which trackerlab has no gradient rule for")
+        return _singular_norm(x, ord, axes, keepdims)
     return _norm_op(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _singular_norm(x, ord, axes, keepdims):  # noqa: A002  (NumPy's argument names)
+    """The matrix norms made of singular values: the largest (2), the smallest (-2), their sum ('nuc')."""
+    from .factorizations import svdvals
+    from .reductions import max, min, sum
+
+    s = svdvals(moveaxis(x, axes, (-2, -1)))
+    out = {2: max, -2: min, "nuc": sum}[ord](s, axis=-1)
+    return expand_dims(out, tuple(sorted(axes))) if keepdims else out
 
 
 @composite("linalg")

@@ -167,15 +167,15 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
     Tracked 3-element float64 array:
     [1. 2. 3.]
     """
-    _no_out("concatenate", out, dtype)
-    return _concatenate_op(*arrays, axis=axis)
+    _no_out("concatenate", out, None)
+    return _cast("concatenate", _concatenate_op(*arrays, axis=axis), arrays, dtype, casting)
 
 
 @wrapper("stack")
 def stack(arrays, axis=0, out=None, *, dtype=None, casting=None):
     """Join a sequence of arrays of one shape along a new ``axis``, as ``numpy.stack``."""
-    _no_out("stack", out, dtype)
-    return _stack_op(*arrays, axis=axis)
+    _no_out("stack", out, None)
+    return _cast("stack", _stack_op(*arrays, axis=axis), arrays, dtype, casting)
 
 
 @wrapper("split")
@@ -206,16 +206,16 @@ def _pieces(x, indices_or_sections, axis, exact: bool):
 
 
 @composite("shape")
-def hstack(arrays):
+def hstack(arrays, *, dtype=None, casting="same_kind"):
     """``numpy.hstack``: concatenate along the second axis (the first for 1-D arrays)."""
     arrays = [atleast_1d(a) for a in arrays]
-    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1)
+    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1, dtype=dtype, casting=casting)
 
 
 @composite("shape")
-def vstack(arrays):
+def vstack(arrays, *, dtype=None, casting="same_kind"):
     """``numpy.vstack``: concatenate along the first axis, 1-D arrays becoming rows."""
-    return concatenate([atleast_2d(a) for a in arrays], axis=0)
+    return concatenate([atleast_2d(a) for a in arrays], axis=0, dtype=dtype, casting=casting)
 
 
 @composite("shape")
@@ -373,3 +373,163 @@ from ._util import shape as shape_of  # noqa: E402
 from .indexing import _untake as untake  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .reductions import sum  # noqa: E402
+
+# ----------------------------------------------------------------------------------------------------
+# More of NumPy's shape functions, composed of the operations above (their gradients come from those),
+# and the dtype= and casting= keywords of concatenate and stack.
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _dtype_of(xp, value):
+    value = data(value)
+    return value.dtype if hasattr(value, "dtype") else xp.asarray(value).dtype
+
+
+def _can_cast(xp, source, target, casting: str) -> bool:
+    """NumPy's ``can_cast(source, target, casting)``, or the array API's (which knows only 'safe')."""
+    try:
+        return bool(xp.can_cast(source, target, casting=casting))
+    except TypeError:
+        pass
+    if casting == "unsafe":
+        return True
+    if casting in ("no", "equiv"):
+        return source == target
+    if xp.can_cast(source, target):
+        return True
+    kinds = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
+    return casting == "same_kind" and any(xp.isdtype(source, k) and xp.isdtype(target, k) for k in kinds)
+
+
+def _cast(name: str, out, arrays, dtype, casting):
+    """The joined ``out`` in ``dtype`` (a cast recorded as ``astype``), after checking that every input may
+    be cast to the output's dtype under ``casting``, as NumPy does."""
+    if casting is None:
+        casting = "same_kind"
+    if casting not in _CASTINGS:
+        raise ValueError(f"{name}: casting must be one of {', '.join(map(repr, _CASTINGS))}, not {casting!r}")
+    if dtype is None and casting in ("same_kind", "unsafe", "safe"):  # the inputs' promotion is always allowed
+        return out
+    xp = ns(out)
+    target = _dtype_of(xp, out) if dtype is None else xp.empty((0,), dtype=dtype).dtype
+    for a in arrays:
+        source = _dtype_of(xp, a)
+        if not _can_cast(xp, source, target, casting):
+            raise TypeError(f"{name}: cannot cast an array of {source} to {target} under casting={casting!r}")
+    if _dtype_of(xp, out) == target:
+        return out
+    from .elementwise import astype
+
+    return astype(out, target)
+
+
+def _operand(x):
+    """A list or tuple given where an array is meant, as an array (through an operation, so that tracked
+    entries stay tracked); anything else as it is."""
+    return copy(x) if isinstance(x, list | tuple) else x
+
+
+@composite("shape")
+def atleast_3d(*arrays):
+    """``x`` with at least three axes: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``;
+    several arrays give a tuple, as ``numpy.atleast_3d``."""
+    out = []
+    for x in map(_operand, arrays):
+        s = shape_of(x)
+        if len(s) == 0:
+            x = reshape(x, (1, 1, 1))
+        elif len(s) == 1:
+            x = reshape(x, (1, s[0], 1))
+        elif len(s) == 2:
+            x = reshape(x, s + (1,))
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@composite("shape")
+def column_stack(arrays):
+    """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
+    columns = []
+    for a in map(_operand, arrays):
+        s = shape_of(a)
+        columns.append(reshape(a, (s[0] if s else 1, 1)) if len(s) < 2 else a)
+    return concatenate(columns, axis=1)
+
+
+@composite("shape")
+def append(x, values, axis=None):
+    """``numpy.append``: ``values`` after ``x`` along ``axis`` (both flattened when ``axis`` is None)."""
+    if axis is None:
+        return concatenate([ravel(x), ravel(values)], axis=0)
+    return concatenate([x, values], axis=axis)
+
+
+def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
+    x = _operand(x)
+    if len(shape_of(x)) < least:
+        raise ValueError(f"{name}: only works on arrays of {least} or more dimensions (got shape {shape_of(x)})")
+    return split(x, indices_or_sections, axis=axis)
+
+
+@composite("shape")
+def hsplit(x, indices_or_sections):
+    """``numpy.hsplit``: split along the second axis (the first for 1-D arrays)."""
+    x = _operand(x)
+    return _split_along("hsplit", x, indices_or_sections, 1 if len(shape_of(x)) > 1 else 0, 1)
+
+
+@composite("shape")
+def vsplit(x, indices_or_sections):
+    """``numpy.vsplit``: split along the first axis of an array of 2 or more dimensions."""
+    return _split_along("vsplit", x, indices_or_sections, 0, 2)
+
+
+@composite("shape")
+def dsplit(x, indices_or_sections):
+    """``numpy.dsplit``: split along the third axis of an array of 3 or more dimensions."""
+    return _split_along("dsplit", x, indices_or_sections, 2, 3)
+
+
+@composite("shape")
+def rot90(x, k=1, axes=(0, 1)):
+    """``numpy.rot90``: rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
+    towards the second."""
+    x = _operand(x)
+    ndim = len(shape_of(x))
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError(f"rot90: axes must name two axes, not {axes}")
+    if ndim < 2 or not all(-ndim <= a < ndim for a in axes) or axes[0] % ndim == axes[1] % ndim:
+        raise ValueError(f"rot90: axes {axes} are not two different axes of an array of shape {shape_of(x)}")
+    k %= 4
+    if k == 0:
+        return x
+    if k == 2:
+        return flip(flip(x, axes[0]), axes[1])
+    order = list(range(ndim))
+    order[axes[0] % ndim], order[axes[1] % ndim] = order[axes[1] % ndim], order[axes[0] % ndim]
+    if k == 1:
+        return transpose(flip(x, axes[1]), tuple(order))
+    return flip(transpose(x, tuple(order)), axes[1])
+
+
+@composite("shape")
+def rollaxis(x, axis, start=0):
+    """``numpy.rollaxis``: move ``axis`` to lie before position ``start`` (prefer ``moveaxis``)."""
+    x = _operand(x)
+    ndim = len(shape_of(x))
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"rollaxis: axis {axis} is out of bounds for an array of dimension {ndim}")
+    axis %= ndim
+    if start < 0:
+        start += ndim
+    if not 0 <= start <= ndim:
+        raise ValueError(f"rollaxis: start {start} is out of bounds for an array of dimension {ndim} (0 to {ndim})")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return x
+    order = [a for a in range(ndim) if a != axis]
+    order.insert(start, axis)
+    return transpose(x, tuple(order))

@@ -20,8 +20,10 @@ _OPERATORS = {
     "__pos__": "+x",
     "__abs__": "abs(x)",
     "__getitem__": "x[i]",
+    "__mod__": "x % y",
+    "__divmod__": "divmod(x, y)",
 }
-_PROPERTIES = ("T", "mT")
+_PROPERTIES = ("T", "mT", "real", "imag")
 
 HEADER = """# Supported operations
 
@@ -43,13 +45,30 @@ Notes:
   both sensitivities.
 - `split` returns a list of pieces, each one `split` call on the tape; `slogdet` returns
   `(sign, logabsdet)` with the sign plain and `logabsdet` tracked.
-- `norm` covers vector p-norms and the Frobenius, 1, -1, inf and -inf matrix norms (the matrix
-  2-norm and nuclear norm need the SVD, which has no rule).
+- `norm` covers vector p-norms and the Frobenius, 1, -1, inf, -inf, 2, -2 and nuclear matrix norms
+  (the last three through `svdvals`).
 - `cross_entropy(logits, targets, axis=-1, reduction="mean")` takes integer class labels (one per
   row; the classes lie along `axis`) or target probabilities of the logits' shape (one-hot rows or
   soft labels), and returns the mean over rows (`reduction="sum"` or `"none"` otherwise).
   `binary_cross_entropy_with_logits(logits, targets)` is the two-class form on raw scores.
 - `gelu` is the tanh approximation.
+- Complex numbers follow HIPS autograd's and JAX's convention: the sensitivity of z = x + iy is
+  ∂L/∂x − i ∂L/∂y, and a real input's gradient is real. `real` sends back g, `imag` −i·g, `conj`
+  conj(g), `angle` −i·g / z (0 for a real input).
+- `svd` records U and Vh as `svd` calls and the singular values as `svdvals`; `eigh` records
+  `eigvalsh` and `eigh` (the vectors); `eig` records `eigvals` and `eig`. All of them return NumPy's
+  named tuples and take real matrices (`eig`'s results may be complex). Where no gradient exists,
+  back-propagation raises an error naming the operation: U and Vh at repeated singular values or at a
+  zero singular value of a non-square matrix, or when the loss reaches the extra columns of
+  `full_matrices=True`; eigenvectors at repeated eigenvalues; `pinv` at a rank-deficient matrix.
+  Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated. `eigh`
+  reads one triangle, as NumPy does, so its gradient lies in that triangle. `eig`'s eigenvectors are
+  differentiated with LAPACK's choice of phase (unit length, the largest component real).
+- `remainder` (`%`, `np.mod`) and `fmod` have slope 1 in x and −floor(x / y) (−trunc(x / y)) in y,
+  away from their jumps; `divmod` returns the quotient plain. `partition` sends each sensitivity back
+  to the element it came from; `argpartition` is plain. `sinc`'s derivative at 0 is 0 (and its second
+  −π²/3). `nan_to_num` sends nothing to the entries it replaced. `linspace` takes tracked endpoints,
+  scalars or arrays.
 """
 
 
