@@ -15,9 +15,10 @@ from .workload import Workload
 SIZES = (784, 256, 256, 10)
 
 
-def problem(dtype: str, smoke: bool):
-    sizes = (12, 8, 8, 4) if smoke else SIZES
-    batch = 6 if smoke else 128
+def problem(dtype: str, smoke: bool, *, sizes=SIZES, batch: int = 128, smoke_sizes=(12, 8, 8, 4)):
+    """Host arrays: the parameters, the inputs and one-hot labels (the GPU workload moves them to its device)."""
+    sizes = smoke_sizes if smoke else sizes
+    batch = 6 if smoke else batch
     rng = np.random.default_rng(0)
     params = []
     for n_in, n_out in itertools.pairwise(sizes):

@@ -12,11 +12,9 @@ machine.
 from __future__ import annotations
 
 import importlib
-import itertools
-
-import numpy as np
 
 from ._peers import Skipped, need
+from .mlp import problem as host_problem
 from .mlp import trackerlab_loss
 from .workload import Workload
 
@@ -52,17 +50,7 @@ def synchronize(xp) -> None:
 
 def problem(dtype: str, batch: int, smoke: bool):
     """Host arrays: the parameters, the inputs and one-hot labels (each implementation moves them to its device)."""
-    sizes = (12, 16, 16, 4) if smoke else SIZES
-    batch = 6 if smoke else batch
-    rng = np.random.default_rng(0)
-    params = []
-    for n_in, n_out in itertools.pairwise(sizes):
-        params.append((rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(dtype))
-        params.append((0.1 * rng.standard_normal(n_out)).astype(dtype))
-    X = rng.standard_normal((batch, sizes[0])).astype(dtype)
-    labels = rng.integers(0, sizes[-1], batch)
-    Y = np.eye(sizes[-1], dtype=dtype)[labels]
-    return params, X, Y
+    return host_problem(dtype, smoke, sizes=SIZES, batch=batch, smoke_sizes=(12, 16, 16, 4))
 
 
 def floor(name: str):

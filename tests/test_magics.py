@@ -163,3 +163,54 @@ def test_tape_draws_a_value_with_the_namespace_names(ip):
         ip.run_line_magic("tape", "q")
     with pytest.raises(UsageError, match="the following arguments are required: name"):
         ip.run_line_magic("tape", "")
+
+
+def test_an_exception_names_the_cells_own_number_and_hides_the_magic_and_trackerlab(ip):
+    ip.run_cell("1 + 1", store_history=True)  # IPython counts the next cell while one runs
+    with capture_output() as captured:
+        result = ip.run_cell(
+            "%%track\nx = tl.param([1.0, 2.0])\ny = tl.matmul(x, tl.param([[1.0, 2.0, 3.0]]))", store_history=True
+        )
+    assert isinstance(result.error_in_exec, ValueError)
+    out = captured.stdout
+    assert f"Cell In[{result.execution_count}], line 3" in out
+    assert f"Cell In[{result.execution_count + 1}]" not in out
+    assert "----> 3 y = tl.matmul(x, tl.param([[1.0, 2.0, 3.0]]))" in out
+    assert "matmul:" in out and "(operand shapes (2,), (1, 3))" in out
+    for hidden in ("run_cell_magic", "skipping hidden", "magics.py", "trackerlab/", "trackerlab\\"):
+        assert hidden not in out, hidden
+
+
+def test_an_exception_keeps_the_users_own_functions_called_by_trackerlab(ip):
+    ip.run_cell("def f(v):\n    return v + 1 / 0")
+    result, captured = run(ip, "%%track\nz = tl.gradient(lambda v: f(v), 2.0)")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    out = captured.stdout
+    assert f"Cell In[{ip.execution_count}], line 2" in out
+    assert "in f(v)" in out and "----> 2     return v + 1 / 0" in out
+    assert "walk.py" not in out and "api.py" not in out
+    ip.user_ns.pop("f")
+
+
+def test_track_on_plain_numbers_says_why_nothing_is_drawn_and_what_to_write(ip):
+    result, captured = run(ip, "%%track\nc = a * b\ny = c + a")
+    assert result.success and not svgs(captured)
+    assert captured.stdout.strip() == (
+        "%%track: nothing to draw: the cell made no tracked values, and plain numbers record no tape. "
+        "Make the inputs params first, for example: %%track -p a b"
+    )
+    result, captured = run(ip, "%%track\nw = 2.0 * 3.0")
+    assert captured.stdout.strip().endswith("for example: x = tl.param(2.0)")
+    result, captured = run(ip, "%%track -p a b\nc = a * b")  # tracked: drawn, no note
+    assert len(svgs(captured)) == 1 and "nothing to draw" not in captured.stdout
+
+
+def test_the_magics_messages_follow_the_language(ip):
+    tl.set_language("ja")
+    try:
+        _result, captured = run(ip, "%%track\nc = a * b")
+        assert "描くものがありません" in captured.stdout and "%%track -p a b" in captured.stdout
+        with pytest.raises(UsageError, match="名前空間に変数 'nope' がありません"):
+            ip.run_cell_magic("track", "-p nope", "c = 1")
+    finally:
+        tl.set_language("en")

@@ -23,7 +23,7 @@ NOTEBOOKS = ROOT / "notebooks"
 # Each tutorial, by number, and the languages it must exist in.
 TUTORIALS = {
     "01": ("tracker_tutorial", {"en", "ja", "zh"}),
-    "02": ("inside_the_tracker", {"en", "zh"}),
+    "02": ("inside_the_tracker", {"en", "ja", "zh"}),
     "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
     "04": ("training_a_small_model", {"en"}),
     "05": ("finding_a_wrong_gradient", {"en", "ja", "zh"}),
@@ -48,10 +48,15 @@ def _code_cells(nb):
 
 
 def _without_comments(source: str) -> str:
-    """The code of a cell with comments and blank lines removed (translations may comment differently)."""
+    """The code of a cell with comments and blank lines removed (translations may comment differently), and
+    the ``tl.set_language("ja")`` line a translation adds."""
     tokens = [t for t in tokenize.generate_tokens(io.StringIO(source + "\n").readline) if t.type != tokenize.COMMENT]
     code = tokenize.untokenize(tokens)
-    return "\n".join(line.rstrip() for line in code.splitlines() if line.strip())
+    lines = [line.rstrip() for line in code.splitlines() if line.strip()]
+    return "\n".join(line for line in lines if not SET_LANGUAGE.fullmatch(line))
+
+
+SET_LANGUAGE = re.compile(r'tl\.set_language\("(?P<language>[a-z]+)"\)')
 
 
 def _texts(output) -> list[str]:
@@ -64,11 +69,21 @@ def _texts(output) -> list[str]:
 
 
 def _comparable(output) -> dict:
-    """What nbval compares in an output (text and HTML), for comparing translations with each other."""
+    """What nbval compares in an output (text and HTML), for comparing translations with each other: the
+    kind of output and the numbers it shows (sorted: a language may say them in another order), since the
+    words around them are in the notebook's language (``tl.set_language``) and an SVG's geometry follows
+    the width of its words."""
     if output.output_type == "stream":
-        return {"stream": output.name, "text": output.text}
+        return {"stream": output.name, "numbers": _numbers(output.text)}
     data = output.get("data", {})
-    return {mime: value for mime, value in data.items() if mime in ("text/plain", "text/html")}
+    return {mime: _numbers(value) for mime, value in data.items() if mime in ("text/plain", "text/html")}
+
+
+def _numbers(text) -> list[str]:
+    text = text if isinstance(text, str) else "".join(text)
+    text = re.sub(r"<style.*?</style>", "", text, flags=re.S)
+    text = re.sub(r"<[^>]*>", " ", text)  # tags and their attributes (ids, coordinates) aside: the text shown
+    return sorted(re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text))
 
 
 def test_the_tutorials_are_all_there_in_their_languages():
@@ -114,6 +129,18 @@ def test_translations_run_the_same_code_and_show_the_same_outputs(number):
                 f"{number}.{language}: the outputs of code cell {i} differ from the English notebook's; "
                 "re-run scripts/execute_notebooks.py"
             )
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_each_translation_sets_its_own_language_and_english_none(path):
+    language = NAME.match(path.name)["language"]
+    cells = _code_cells(_read(path))
+    calls = [m.group(1) for cell in cells for m in re.finditer(r"set_language\((.*?)\)", cell.source)]
+    assert calls == ([] if language == "en" else [f'"{language}"']), (
+        f"{path.name}: its first code cell should call tl.set_language({language!r}) once (English: never)"
+    )
+    if language != "en":
+        assert SET_LANGUAGE.search(cells[0].source), f"{path.name}: set the language in the first code cell"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])

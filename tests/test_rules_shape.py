@@ -202,5 +202,5 @@ def test_shape_functions_take_lists_as_numpy_does():
     pairs += [(lambda v: tl.hsplit(v, 2)[1], lambda v: np.hsplit(v, 2)[1]), (lambda v: tl.vsplit(v, 2)[0], lambda v: np.vsplit(v, 2)[0])]
     for ours, numpys in pairs:
         np.testing.assert_array_equal(ours(rows), numpys(np.array(rows)))
-    np.testing.assert_array_equal(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])]), np.column_stack([[1, 2], [3, 4]]))
+    np.testing.assert_array_equal(tl.data(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])])), np.column_stack([[1, 2], [3, 4]]))
     np.testing.assert_array_equal(tl.data(tl.kron([1.0, 2.0], tl.param([1.0, 10.0]))), [1.0, 10.0, 2.0, 20.0])

@@ -14,6 +14,7 @@ from . import (
     _methods,  # noqa: F401  (binds operators and methods to tracked values)
     optim,
 )
+from ._language import set_language
 from .anomaly import detect_anomaly
 from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
 from .ops import Op, grad_rule, primitive, supported_operations, track
@@ -327,6 +328,7 @@ __all__ = [
     "rollaxis",
     "rot90",
     "select",
+    "set_language",
     "sigmoid",
     "silu",
     "sin",

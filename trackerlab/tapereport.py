@@ -3,6 +3,9 @@ one per checked argument of each recorded operation."""
 
 from __future__ import annotations
 
+import unicodedata
+
+from ._language import _, ngettext
 from .tracked import Tracked, _TrackedValue
 
 __all__ = ["OK", "SKIPPED", "UNDETERMINED", "WRONG", "TapeCheck", "TapeCheckEntry"]
@@ -116,31 +119,38 @@ class TapeCheck:
     def summary(self) -> str:
         """One line: how many operations were checked and how many rules are wrong."""
         n, bad, unsure = self.operations, len(self.wrong), len(self.undetermined)
-        ops = f"{n} recorded operation{'s' if n != 1 else ''}"
         if bad:
-            head = f"check_tape: {bad} of {ops} disagree{'s' if bad == 1 else ''} with finite differences"
+            head = ngettext(
+                "check_tape: {bad} of {n} recorded operations disagrees with finite differences",
+                "check_tape: {bad} of {n} recorded operations disagree with finite differences",
+                bad,
+            ).format(bad=bad, n=n)
         else:
-            head = f"check_tape: every rule of the {ops} agrees with finite differences"
+            head = ngettext(
+                "check_tape: every rule of the {n} recorded operation agrees with finite differences",
+                "check_tape: every rule of the {n} recorded operations agrees with finite differences",
+                n,
+            ).format(n=n)
         if unsure:
-            head += f" ({unsure} undetermined)"
+            head += _(" ({count} undetermined)").format(count=unsure)
         return head
 
     def __repr__(self) -> str:
         rows = [_row(e) for e in self.entries]
-        header = ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict")
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        header = _header()
+        widths = [max(_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines = [self.summary(), _settings(self)]
-        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        lines.append("  " + "  ".join(_pad(h, w) for h, w in zip(header, widths)).rstrip())
         shown = self._shown()
         for e, r in zip(self.entries, rows):
             if e in shown:
-                lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+                lines.append("  " + "  ".join(_pad(c, w) for c, w in zip(r, widths)).rstrip())
                 if e.note:
                     lines.append(f"      {e.note}")
         if len(shown) < len(self.entries):
-            lines.append(f"  … and {len(self.entries) - len(shown)} more that agree (.entries lists them all)")
+            lines.append("  " + _more(len(self.entries) - len(shown)))
         if self.leaves:
-            lines.append(f"  and {self.leaves} parameter{'s' if self.leaves != 1 else ''} (leaves: nothing to check)")
+            lines.append("  " + _leaves(self.leaves))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -156,7 +166,7 @@ class TapeCheck:
             f'<div style="color: {muted};">{html.escape(_settings(self).strip())}</div>',
             '<table style="border-collapse: collapse; margin-top: 4px;"><thead><tr>',
         ]
-        for h in ("op", "operation", "arg", "reverse mode", "finite diff.", "rel. error", "verdict"):
+        for h in _header():
             out.append(f'<th style="{cells}">{html.escape(h)}</th>')
         out.append("</tr></thead><tbody>")
         shown = self._shown()
@@ -176,26 +186,48 @@ class TapeCheck:
         out.append("</tbody></table>")
         if len(shown) < len(self.entries):
             more = len(self.entries) - len(shown)
-            out.append(f'<div style="color: {muted};">… and {more} more that agree (.entries lists them all)</div>')
+            out.append(f'<div style="color: {muted};">{html.escape(_more(more))}</div>')
         if self.leaves:
-            s = "s" if self.leaves != 1 else ""
-            out.append(f'<div style="color: {muted};">and {self.leaves} parameter{s} (leaves: nothing to check)</div>')
+            out.append(f'<div style="color: {muted};">{html.escape(_leaves(self.leaves))}</div>')
         out.append("</div>")
         return "".join(out)
 
 
 def _settings(report: TapeCheck) -> str:
-    return (
-        f"  central differences, step {report.eps:g}, random direction and cotangent (seed {report.seed}); "
-        f"wrong when |reverse − numeric| > {report.atol:g} + {report.rtol:g}·max(|reverse|, |numeric|)"
-    )
+    return "  " + _(
+        "central differences, step {eps}, random direction and cotangent (seed {seed}); "
+        "wrong when |reverse − numeric| > {atol} + {rtol}·max(|reverse|, |numeric|)"
+    ).format(eps=f"{report.eps:g}", seed=report.seed, atol=f"{report.atol:g}", rtol=f"{report.rtol:g}")
+
+
+def _header() -> tuple:
+    return (_("op"), _("operation"), _("arg"), _("reverse mode"), _("finite diff."), _("rel. error"), _("verdict"))
+
+
+def _more(count: int) -> str:
+    return _("… and {count} more that agree (.entries lists them all)").format(count=count)
+
+
+def _leaves(count: int) -> str:
+    return ngettext(
+        "and {count} parameter (leaves: nothing to check)", "and {count} parameters (leaves: nothing to check)", count
+    ).format(count=count)
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced font: two for a wide (Japanese or Chinese) character."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
 
 
 def _row(e: TapeCheckEntry) -> tuple:
     def number(v):
         return "" if v is None else f"{v:.6g}"
 
-    verdict = {OK: "ok", WRONG: "✗ WRONG", UNDETERMINED: "? undetermined", SKIPPED: "– skipped"}[e.status]
+    verdict = {OK: _("ok"), WRONG: _("✗ WRONG"), UNDETERMINED: _("? undetermined"), SKIPPED: _("– skipped")}[e.status]
     argument = "" if e.argument is None else str(e.argument + 1)  # prose counts arguments from 1
     error = "" if e.error is None else f"{e.error:.2e}"
     return (f"#{e.number}", e.op, argument, number(e.reverse), number(e.numeric), error, verdict)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._backend import to_host
 from ..tracked import Tracked, _TrackedValue
+from ._i18n import _
 
 __all__ = ["CHAIN", "Frames", "number", "plain"]
 
@@ -59,7 +60,7 @@ def text(value, limit: int = 6) -> str:
         body = ", ".join(number(x) for x in a.reshape(-1))
         return f"[{body}]" if a.ndim == 1 else f"[{body}] ({'×'.join(map(str, a.shape))})"
     shape = "×".join(map(str, a.shape))
-    return f"{shape} array, {number(a.min())} … {number(a.max())}"
+    return _("{shape} array, {low} … {high}").format(shape=shape, low=number(a.min()), high=number(a.max()))
 
 
 def constant(value) -> str:
@@ -67,7 +68,7 @@ def constant(value) -> str:
     short, else its shape (``8×1 constant``), so it does not read like more arguments."""
     v = plain(value)
     if isinstance(v, list) and np.asarray(v).size > 6:
-        return f"{'×'.join(map(str, np.shape(v)))} constant"
+        return _("{shape} constant").format(shape="×".join(map(str, np.shape(v))))
     return text(value)
 
 
@@ -272,25 +273,35 @@ class Frames:
         total = len(self.steps)
         more = "+" if self.truncated else ""
         if s["isleaf"]:
-            head = f"step {index + 1} of {total}{more}: {s['node']} (a leaf)"
+            head = _("step {step} of {total}: {node} (a leaf)").format(
+                step=index + 1, total=f"{total}{more}", node=s["node"]
+            )
         else:
-            head = f"step {index + 1} of {total}{more}: {s['node']} = {s['op']}({', '.join(s['args'])})"
+            call = f"{s['op']}({', '.join(s['args'])})"
+            head = _("step {step} of {total}: {node} = {call}").format(
+                step=index + 1, total=f"{total}{more}", node=s["node"], call=call
+            )
         lines = [head]
         parts = s["contributions"]
         if len(parts) > 1:
             summed = " + ".join(text(p["value"]) for p in parts)
             sources = ", ".join(p["from"] for p in parts)
-            lines.append(f"Δ arrived: {summed} = {text(s['delta'])}  (used {len(parts)} times: from {sources})")
+            lines.append(
+                _("Δ arrived: {sum} = {delta}  (used {count} times: from {sources})").format(
+                    sum=summed, delta=text(s["delta"]), count=len(parts), sources=sources
+                )
+            )
         else:
             source = parts[0]["from"]
-            lines.append(f"Δ arrived: {text(s['delta'])}" + ("  (the seed)" if source == "Δ" else f"  (from {source})"))
+            origin = _("  (the seed)") if source == "Δ" else _("  (from {source})").format(source=source)
+            lines.append(_("Δ arrived: {delta}").format(delta=text(s["delta"])) + origin)
         if s["isleaf"]:
             lines.append(f"{s['node']}.grad += {text(s['delta'])}")
         elif s["sent"]:
-            lines.append(f"the pullback of {s['op']} sent:")
+            lines.append(_("the pullback of {op} sent:").format(op=s["op"]))
             for e in s["sent"]:
                 if e["value"] is None:
-                    lines.append(f"  → {e['to']}: nothing")
+                    lines.append(f"  → {e['to']}: " + _("nothing"))
                     continue
                 if e["formula"] is None:
                     what = text(e["value"])
@@ -300,12 +311,14 @@ class Frames:
                     what = f"{e['formula']} = {e['product']} = {text(e['value'])}"
                 holds = e.get("holds", [])
                 if len(holds) > 1:
-                    what += f"  ({e['to']} now holds {' + '.join(text(h) for h in holds)} = {text(_sum(holds))})"
+                    what += _("  ({node} now holds {sum} = {total})").format(
+                        node=e["to"], sum=" + ".join(text(h) for h in holds), total=text(_sum(holds))
+                    )
                 lines.append(f"  → {e['to']}: {what}")
         pending = ", ".join(f"{k} = {text(v)}" for k, v in s["pending"].items())
-        lines.append(f"pending: {pending or 'none'}")
+        lines.append(_("pending: {values}").format(values=pending or _("none")))
         grads = ", ".join(f"{k} = {text(v)}" for k, v in s["grads"].items())
-        lines.append(f"grads so far: {grads or 'none yet'}")
+        lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
         return "\n".join(lines)
 
 

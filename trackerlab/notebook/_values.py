@@ -8,6 +8,7 @@ from html import escape
 
 import numpy as np
 
+from ._i18n import _
 from ._tape import number, to_numpy
 
 __all__ = ["array_html", "stats"]
@@ -76,7 +77,7 @@ def _summary(a) -> str:
     s = stats(a)
     label = "|x| " if a.dtype.kind == "c" else ""
     if a.size == 0:
-        return '<div class="tl-none">empty</div>'
+        return f'<div class="tl-none">{escape(_("empty"))}</div>'
     cells = []
     if "min" in s:
         for key in ("min", "max", "mean", "std"):

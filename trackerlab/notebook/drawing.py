@@ -5,6 +5,8 @@ follows the notebook's or the docs' light or dark theme (``_theme``)."""
 from __future__ import annotations
 
 import sys
+import unicodedata
+import warnings
 from collections import deque
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -13,6 +15,7 @@ from matplotlib.patches import FancyBboxPatch, Patch, PathPatch, Polygon
 from matplotlib.path import Path
 
 from ..tracked import Tracked, _TrackedValue
+from ._i18n import _
 from ._layout import layout
 from ._tape import as_node, dtype_text, label_map, names, numbering, shape_text, short, tape
 from ._theme import COLOURS, inline_svg, svg_text
@@ -26,7 +29,7 @@ HEAD_PT, BODY_PT, SMALL_PT = 8.0, 7.0, 6.5
 PAD_X, PAD_Y, MIN_W, MAX_CHARS = 0.09, 0.06, 0.85, 40
 AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards
 LEGEND_H = 0.3
-WRONG = "rule disagrees with finite differences"
+WRONG = "rule disagrees with finite differences"  # the legend shows it translated
 
 # Kinds of value: (edge, fill, box style); the stepper's states: fill. Colours are COLOURS' light
 # ones; the SVG maps each to a CSS variable with a dark counterpart.
@@ -187,7 +190,9 @@ def _plot(
         _draw_box(ax, (x + offset, y0), box, is_output=box["node"] is root, key=key)
     _legend(ax, legend, columns, fig_w, height)
     if format == "svg":
-        return svg_text(figure)
+        with warnings.catch_warnings():  # Japanese or Chinese text: the SVG keeps it as text, in the reader's fonts
+            warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+            return svg_text(figure)
     return figure
 
 
@@ -332,10 +337,11 @@ def _box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
     """The box's title and its lines: key, shape and dtype; data; grad or Δ; settings; constants."""
     kind = box["kind"]
     if kind == "more":
-        return f"… {box['hidden']:,} more", ["earlier values"]
+        return _("… {count} more").format(count=f"{box['hidden']:,}"), [_("earlier values")]
     data = box["data"]
     if kind == "const":
-        return "const", [f"{box['key']} · {shape_text(tuple(getattr(data, 'shape', ())))}", f"data {short(data, 3)}"]
+        shape = shape_text(tuple(getattr(data, "shape", ())))
+        return _("const"), [f"{box['key']} · {shape}", _("data {value}").format(value=short(data, 3))]
     node = box["node"]
     op = "param" if node.isleaf else node.f.name
     name = box["name"]
@@ -345,14 +351,14 @@ def _box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
     if extra:
         lines.append(f"({', '.join(extra)})")
     if show_data:
-        lines.append(f"data {short(data, 3)}")
+        lines.append(_("data {value}").format(value=short(data, 3)))
         if shown is None:
             if node.grad is not None:
-                lines.append(f"grad {short(node.grad, 3)}")
+                lines.append(_("grad {value}").format(value=short(node.grad, 3)))
         elif node in shown:
             done = box["state"] in ("done", "current")
-            word = "grad" if node.isleaf and done else "Δ"
-            lines.append(f"{word} {short(shown[node], 3)}")
+            word = _("grad {value}") if node.isleaf and done else "Δ {value}"
+            lines.append(word.format(value=short(shown[node], 3)))
     lines.extend(box["folded"])
     return _clip(head), [_clip(line) for line in lines]
 
@@ -372,7 +378,9 @@ def _text_width(text: str, size: float, bold: bool = False) -> float:
     if not _RENDERER:
         _RENDERER.append(RendererAgg(10, 10, 72))
     prop = FontProperties(family=FONT, size=size, weight="bold" if bold else "normal")
-    width, _, _ = _RENDERER[0].get_text_width_height_descent(text, prop, ismath=False)
+    # a wide (Japanese or Chinese) character is one em, about an "m" of the font, whatever fonts are installed
+    text = "".join("m" if unicodedata.east_asian_width(c) in "WF" else c for c in text)
+    width, _height, _descent = _RENDERER[0].get_text_width_height_descent(text, prop, ismath=False)
     return width / 72
 
 
@@ -532,19 +540,27 @@ def _draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
 
 def _legend_entries(boxes: dict, states: dict, wrong: set) -> list:
     kinds = {box["kind"] for box in boxes.values()}
-    names_ = {"param": "parameter (leaf)", "op": "operation", "const": "constant"}
+    names_ = {"param": _("parameter (leaf)"), "op": _("operation"), "const": _("constant")}
+    state_names = {"done": _("done"), "current": _("current"), "pending": _("pending"), "waiting": _("waiting")}
     handles = []
     for kind in ("param", "op", "const"):
         if kind in kinds:
-            edge, fill, _ = _KIND[kind]
+            edge, fill, _style = _KIND[kind]
             handles.append(Patch(facecolor=fill, edgecolor=edge, label=names_[kind]))
     shown_states = {box["state"] for box in boxes.values() if box["node"] is not None}
     for state in STATES:
         if state in shown_states:
             edge = COLOURS["current"] if state == "current" else COLOURS["const"]
-            handles.append(Patch(facecolor=_STATE_FILL[state], edgecolor=edge, label=state))
+            handles.append(Patch(facecolor=_STATE_FILL[state], edgecolor=edge, label=state_names[state]))
     if any(box.get("wrong") for box in boxes.values()):
-        handles.append(Patch(facecolor=COLOURS["bg"], edgecolor=COLOURS["wrong"], linewidth=2, label=WRONG))
+        handles.append(
+            Patch(
+                facecolor=COLOURS["bg"],
+                edgecolor=COLOURS["wrong"],
+                linewidth=2,
+                label=_("rule disagrees with finite differences"),
+            )
+        )
     return handles
 
 

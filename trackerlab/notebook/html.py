@@ -9,6 +9,7 @@ from html import escape
 
 from .._backend import device_of
 from ..tracked import Tracked, _TrackedValue
+from ._i18n import _, ngettext
 from ._tape import as_node, dtype_text, label_map, numbering, operands, shape_text, short
 from ._values import array_html
 
@@ -101,25 +102,34 @@ def _header(value, root: Tracked, names: dict, count: int) -> str:
     device = device_of(data) if hasattr(data, "device") else None
     where = backend if device is None else f"{backend} · {device}"
     if root.isleaf:
-        origin = '<span class="tl-badge tl-leaf">leaf</span>'
+        origin = f'<span class="tl-badge tl-leaf">{escape(_("leaf"))}</span>'
     else:
-        origin = f'<span class="tl-badge">made by <span class="tl-op">{escape(root.f.name)}</span></span>'
+        origin = (
+            '<span class="tl-badge">'
+            + _("made by {op}").format(op=f'<span class="tl-op">{escape(root.f.name)}</span>')
+            + "</span>"
+        )
+    values = ngettext("{count} value on the tape", "{count} values on the tape", count).format(count=f"{count:,}")
     name = names.get(root)
     title = f'<span class="tl-name">{escape(name)}</span> ' if name else ""
     return (
         f'<div class="tl-head">{title}<span class="tl-kind">{escape(kind)}</span> '
         f"{escape(shape_text(tuple(getattr(data, 'shape', ()))))} {escape(dtype_text(data))} "
         f'<span class="tl-dim">({escape(str(where))})</span>{origin}'
-        f'<span class="tl-dim"> · {count:,} value{"s" if count != 1 else ""} on the tape</span></div>'
+        f'<span class="tl-dim"> · {escape(values)}</span></div>'
     )
 
 
 def _panels(root: Tracked) -> str:
-    why = "none: a leaf's gradient is never reset to None" if root.isleaf else "none: gradients accumulate on leaves"
+    why = (
+        _("none: a leaf's gradient is never reset to None")
+        if root.isleaf
+        else _("none: gradients accumulate on leaves")
+    )
     return (
         '<div class="tl-panels">'
-        f'<div class="tl-panel"><div class="tl-title">data</div>{array_html(root.data, "none")}</div>'
-        f'<div class="tl-panel"><div class="tl-title">grad</div>{array_html(root.grad, why)}</div>'
+        f'<div class="tl-panel"><div class="tl-title">{escape(_("data"))}</div>{array_html(root.data, _("none"))}</div>'
+        f'<div class="tl-panel"><div class="tl-title">{escape(_("grad"))}</div>{array_html(root.grad, why)}</div>'
         "</div>"
     )
 
@@ -154,7 +164,7 @@ class _Tree:
                 continue
             node, depth = item
             if type(node) is not Tracked:
-                out.append(f'<li><span class="tl-dim">const</span> {escape(short(node))}</li>')
+                out.append(f'<li><span class="tl-dim">{escape(_("const"))}</span> {escape(short(node))}</li>')
                 continue
             if node in rendered:
                 out.append(f"<li>{self._line(node, ref=True)}</li>")
@@ -180,15 +190,16 @@ class _Tree:
                     counts[n.f.name] = counts.get(n.f.name, 0) + 1
                 ops = ", ".join(f"{escape(op)} ×{n:,}" for op, n in counts.items())
                 stack.append((chain[-1], depth + 1))
-                stack.append(f'<li class="tl-more">… {len(chain) - 1:,} more in a chain ({ops})</li>')
+                more = _("… {count} more in a chain ({ops})").format(count=f"{len(chain) - 1:,}", ops=ops)
+                stack.append(f'<li class="tl-more">{more}</li>')
                 continue
             for arg in reversed(operands(node)):
                 stack.append((arg, depth + 1))
         folded = {n for chain in chains.values() for n in chain[:-1]}
         self._fill_cuts(out, cuts, shown | folded)
-        summary = f"tape: {total:,} value{'s' if total != 1 else ''}"
+        summary = ngettext("tape: {count} value", "tape: {count} values", total).format(count=f"{total:,}")
         if len(shown) < total:
-            summary += f", {len(shown):,} shown"
+            summary += _(", {count} shown").format(count=f"{len(shown):,}")
         tree = "".join(out)
         return f'<details open><summary class="tl-dim">{summary}</summary><ul class="tl-tree">{tree}</ul></details>'
 
@@ -246,7 +257,7 @@ class _Tree:
                 count += 1
                 stack.extend(below[n])
             if count:
-                out[position] = f'<li class="tl-more">… {count:,} more</li>'
+                out[position] = f'<li class="tl-more">{escape(_("… {count} more").format(count=f"{count:,}"))}</li>'
 
     def _line(self, node: Tracked, ref: bool = False) -> str:
         key = f"n{self.index[node]}"
@@ -263,7 +274,7 @@ class _Tree:
                 op += f'<span class="tl-dim">({escape(", ".join(extra))})</span>'
         parts.append(f'<span class="{css}">{op}</span>')
         if ref:
-            parts.append(f'<a class="tl-dim" href="#tl-@{key}">↺ shown above</a>')
+            parts.append(f'<a class="tl-dim" href="#tl-@{key}">{escape(_("↺ shown above"))}</a>')
             return " ".join(parts)
         parts.append(f'<span class="tl-dim">{escape(shape_text(tuple(getattr(node.data, "shape", ()))))}</span>')
         parts.append(escape(short(node.data)))

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import sys
+import types
+from pathlib import Path
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -12,6 +15,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..tracked import _TrackedValue, param
+from ._i18n import _
 from ._tape import numbering
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
@@ -50,30 +54,38 @@ class TrackMagics(Magics):
         __tracebackhide__ = True
         args = parse_argstring(self.track, line)
         if args.step and not args.back:
-            raise UsageError("%%track --step needs --back NAME: the value to step back from")
+            raise UsageError(_("%%track --step needs --back NAME: the value to step back from"))
         ns = self.shell.user_ns
         missing = [name for name in args.params if name not in ns]
         if missing:
-            raise UsageError(f"%%track -p: no variable named {', '.join(map(repr, missing))} in the namespace")
+            raise UsageError(
+                _("%%track -p: no variable named {names} in the namespace").format(names=", ".join(map(repr, missing)))
+            )
         made = {}
         for name in args.params:
             try:
                 made[name] = param(ns[name])
             except (TypeError, ValueError) as error:
-                raise UsageError(f"%%track -p: cannot make {name} a param: {error}") from None
+                raise UsageError(
+                    _("%%track -p: cannot make {name} a param: {error}").format(name=name, error=error)
+                ) from None
         ns.update(made)
 
         # the magic's own line stays in the source, as a blank line, so line numbers are the cell's
         source = "\n" + self.shell.transform_cell(cell)
-        filename = self.shell.compile.cache(f"%%track {line}{source}", self.shell.execution_count)
+        filename = self.shell.compile.cache(f"%%track {line}".rstrip() + source, _cell_number(self.shell))
         try:
             tree = ast.parse(source, filename)
         except SyntaxError:
             self.shell.showsyntaxerror(filename)  # shown as a plain cell shows it
-            raise UsageError("%%track: the cell was not run (syntax error above)") from None
+            raise UsageError(_("%%track: the cell was not run (syntax error above)")) from None
         before = {name: id(value) for name, value in ns.items()}
-        with _mode(args.anomaly):
-            value = _run(tree, filename, ns)
+        try:
+            with _mode(args.anomaly):
+                value = _run(tree, filename, ns)
+        except BaseException as error:
+            _traceback_from_the_cell(self.shell, error, filename)
+            raise
 
         # the cell's variables: those it names, and those it bound (a %-magic inside it may bind some)
         bound = [n for n, v in ns.items() if before.get(n) != id(v) and not n.startswith("_")]
@@ -97,6 +109,8 @@ class TrackMagics(Magics):
                 _draw(y, labels)
         elif not args.no_graph:
             values = [ns[n] for n in assigned if isinstance(ns.get(n), _TrackedValue)]
+            if not values:
+                _say_untracked(ns, _names(tree), assigned)
             for y in _roots(values):
                 _draw(y, labels)
         return value
@@ -120,6 +134,48 @@ class TrackMagics(Magics):
         labels = {value: name for value, name in _labels(ns, names).items() if value.tracker in tape}
         labels[y] = args.name
         _draw(y, labels)
+
+
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
+def _cell_number(shell) -> int:
+    """The number of the cell being run, as its ``In[n]`` shows it: the one IPython gave the code that
+    called this magic (IPython counts the next cell already while one runs and stores its history)."""
+    names = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        number = names.get(frame.f_code.co_filename)
+        if number is not None:
+            return number
+        frame = frame.f_back
+    return shell.execution_count
+
+
+def _traceback_from_the_cell(shell, error: BaseException, filename: str) -> None:
+    """Make IPython show ``error``'s traceback from the cell's own code on, without the line that called
+    the magic, the magic's frames or trackerlab's (the user's functions that trackerlab called stay)."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        return
+    shown = None
+    for tb in reversed(frames):
+        shown = types.TracebackType(shown, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+
+    def render() -> list[str]:
+        return shell.InteractiveTB.structured_traceback(type(error), error, shown, tb_offset=0)
+
+    try:
+        error._render_traceback_ = render
+    except (AttributeError, TypeError):  # an exception that takes no attributes keeps IPython's traceback
+        pass
 
 
 def _mode(anomaly: bool):
@@ -165,11 +221,36 @@ def _labels(ns: dict, names) -> dict:
 
 def _tracked(ns: dict, name: str, who: str):
     if name not in ns:
-        raise UsageError(f"{who}: no variable named {name!r} in the namespace")
+        raise UsageError(_("{who}: no variable named {name} in the namespace").format(who=who, name=repr(name)))
     value = ns[name]
     if not isinstance(value, _TrackedValue):
-        raise UsageError(f"{who}: {name} is not tracked (it is a {type(value).__name__}); make its inputs tl.param")
+        raise UsageError(
+            _("{who}: {name} is not tracked (it is a {type}); make its inputs tl.param").format(
+                who=who, name=name, type=type(value).__name__
+            )
+        )
     return value
+
+
+def _say_untracked(ns: dict, names: list, assigned: list) -> None:
+    """The cell recorded nothing to draw: say why, and what to write (its numeric inputs, made params)."""
+    inputs = [n for n in names if n not in assigned and _numeric(ns.get(n))]
+    if inputs:
+        how = "%%track -p " + " ".join(inputs)
+    else:
+        how = "x = tl.param(2.0)"
+    print(
+        _(
+            "%%track: nothing to draw: the cell made no tracked values, and plain numbers record no tape. "
+            "Make the inputs params first, for example: {how}"
+        ).format(how=how)
+    )
+
+
+def _numeric(value) -> bool:
+    import numbers
+
+    return (isinstance(value, numbers.Number) and not isinstance(value, bool)) or hasattr(value, "__array__")
 
 
 def _roots(values: list) -> list:
@@ -186,7 +267,7 @@ def _draw(y, labels: dict) -> None:
     from .drawing import tape_svg
 
     svg = tape_svg(y, labels=labels)  # shown inline in the page's theme, with the SVG for other viewers
-    display({"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": "<the tape drawn>"}, raw=True)
+    display({"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": _("<the tape drawn>")}, raw=True)
 
 
 def load_ipython_extension(ipython) -> None:

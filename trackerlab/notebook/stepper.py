@@ -10,6 +10,7 @@ import traitlets
 
 from ..walk import backprop_steps
 from ._frames import Frames
+from ._i18n import _
 
 __all__ = ["BackpropStepper"]
 
@@ -27,7 +28,7 @@ _STYLE = """<style>
 .widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
 .widget-subarea .tl-stepper .tl-static-note { display: block; }
 </style>
-<div class="tl-static-note">No kernel here: the slider (its arrow keys too) and play step through the frames.</div>"""
+<div class="tl-static-note">{note}</div>"""
 
 
 class BackpropStepper(widgets.VBox):
@@ -88,19 +89,19 @@ class BackpropStepper(widgets.VBox):
         count = len(self._frames)
         last = count - 1
 
-        self.previous_button = widgets.Button(description="◀ previous", tooltip="previous step", disabled=True)
-        self.next_button = widgets.Button(description="next ▶", tooltip="next step", disabled=count == 1)
-        self.reset_button = widgets.Button(description="⟲ reset", tooltip="back to the first step")
+        self.previous_button = widgets.Button(description=_("◀ previous"), tooltip=_("previous step"), disabled=True)
+        self.next_button = widgets.Button(description=_("next ▶"), tooltip=_("next step"), disabled=count == 1)
+        self.reset_button = widgets.Button(description=_("⟲ reset"), tooltip=_("back to the first step"))
         for button in (self.previous_button, self.next_button, self.reset_button):
             button.add_class("tl-needs-kernel")
-        self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval, description="play")
+        self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval, description=_("play"))
         self.speed = widgets.IntSlider(
-            value=interval, min=100, max=3000, step=100, description="ms/step", continuous_update=True
+            value=interval, min=100, max=3000, step=100, description=_("ms/step"), continuous_update=True
         )
         self.slider = widgets.IntSlider(
-            value=0, min=0, max=last, description="step", readout=False, continuous_update=True
+            value=0, min=0, max=last, description=_("step"), readout=False, continuous_update=True
         )
-        self.slider.tooltip = "← → step back and forth"
+        self.slider.tooltip = _("← → step back and forth")
         self.slider.add_class("tl-step-slider")
         self.frame_views = [widgets.HTML() for _ in range(count)]
         self.stack = widgets.Stack(self.frame_views, selected_index=0)
@@ -120,19 +121,25 @@ class BackpropStepper(widgets.VBox):
         notes = []
         if self._frames.truncated:
             notes.append(
-                f"BackpropStepper: the walk has more than {max_steps} steps; showing the first {max_steps} "
-                f"(pass max_steps= to show more; thousands of frames slow the browser down)."
+                _(
+                    "BackpropStepper: the walk has more than {count} steps; showing the first {count} "
+                    "(pass max_steps= to show more; thousands of frames slow the browser down)."
+                ).format(count=max_steps)
             )
         if count > static_frames:
             notes.append(
-                f"{count} steps (more than static_frames={static_frames}): each frame is drawn by the kernel "
-                "when you reach it, so a static copy of this page shows only the frames already seen."
+                _(
+                    "{count} steps (more than static_frames={static}): each frame is drawn by the kernel "
+                    "when you reach it, so a static copy of this page shows only the frames already seen."
+                ).format(count=count, static=static_frames)
             )
         self.message = widgets.HTML("".join(f'<div class="tl-message">{html.escape(n)}</div>' for n in notes))
         for i in range(count if count <= static_frames else 1):
             self._draw(i)
         controls = widgets.HBox([self.previous_button, self.next_button, self.reset_button, self.play, self.speed])
-        super().__init__([widgets.HTML(_STYLE), controls, self.slider, self.stack, self.message])
+        note = _("No kernel here: the slider (its arrow keys too) and play step through the frames.")
+        style = widgets.HTML(_STYLE.replace("{note}", html.escape(note)))
+        super().__init__([style, controls, self.slider, self.stack, self.message])
         self.add_class("tl-stepper")
 
     # ------------------------------------------------------------------------------------------------
@@ -252,18 +259,25 @@ def _verdict(check, node) -> str:
         parts = []
         for e in bad:
             if e.reverse is None:
-                parts.append(f"argument {e.argument + 1}: {e.note}")
+                parts.append(_("argument {n}: {note}").format(n=e.argument + 1, note=e.note))
             else:
                 parts.append(
-                    f"argument {e.argument + 1}: reverse {e.reverse:.6g}, numeric {e.numeric:.6g}, "
-                    f"rel. error {e.error:.2e}"
+                    _("argument {n}: reverse {reverse}, numeric {numeric}, rel. error {error}").format(
+                        n=e.argument + 1, reverse=f"{e.reverse:.6g}", numeric=f"{e.numeric:.6g}", error=f"{e.error:.2e}"
+                    )
                 )
-        return f"check_tape: ✗ WRONG: the rule of {node.f.name} disagrees with finite differences ({'; '.join(parts)})"
+        return _("check_tape: ✗ WRONG: the rule of {op} disagrees with finite differences ({parts})").format(
+            op=node.f.name, parts="; ".join(parts)
+        )
     if verdict == "undetermined":
-        return f"check_tape: ? undetermined: {next(e.note for e in entries if e.status == 'undetermined')}"
+        return _("check_tape: ? undetermined: {note}").format(
+            note=next(e.note for e in entries if e.status == "undetermined")
+        )
     if verdict == "skipped":
-        return f"check_tape: – not checked: {next(e.note for e in entries if e.status == 'skipped')}"
-    return f"check_tape: ✓ the rule of {node.f.name} agrees with finite differences"
+        return _("check_tape: – not checked: {note}").format(
+            note=next(e.note for e in entries if e.status == "skipped")
+        )
+    return _("check_tape: ✓ the rule of {op} agrees with finite differences").format(op=node.f.name)
 
 
 def svg_markup(y, **options) -> str:

@@ -729,6 +729,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if num < 0:
         raise ValueError(f"linspace: the number of samples, {num}, must be non-negative")
     div = num - 1 if endpoint else num
+    start, stop = as_operand(start, "linspace"), as_operand(stop, "linspace")  # lists of tracked values too
     xp = namespace(data(start), data(stop))
     real_dtype = _float_dtype(xp, data(start), data(stop))
     a, b = (v if istracked(v) else _as_float(xp, v, real_dtype) for v in (start, stop))
@@ -775,5 +776,6 @@ def _float_dtype(xp, *values):
     return xp.float64
 
 
+from ..ops import as_operand  # noqa: E402
 from ..tracked import istracked  # noqa: E402
 from .shape import broadcast_to, concatenate, expand_dims, moveaxis  # noqa: E402

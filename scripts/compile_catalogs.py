@@ -1,0 +1,66 @@
+"""Compile the notebook layer's message catalogs (``trackerlab/notebook/locale/*/LC_MESSAGES/*.po``) into
+the ``.mo`` files gettext reads, and list the messages the code asks for (``--check``).
+
+    python scripts/compile_catalogs.py           # writes the .mo files next to the .po files
+    python scripts/compile_catalogs.py --check   # fails if a .mo is stale or a message lacks a translation
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from io import BytesIO
+from pathlib import Path
+
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "trackerlab"
+LOCALE = PACKAGE / "notebook" / "locale"
+
+
+def messages() -> set:
+    """Every msgid in ``_("...")`` and every (singular, plural) in ``ngettext("...", "...", n)`` of the package."""
+    found: set = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+                continue
+            args = node.args
+            if node.func.id == "_" and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+                found.add(args[0].value)
+            elif node.func.id == "ngettext" and len(args) >= 2 and all(isinstance(a, ast.Constant) for a in args[:2]):
+                found.add((args[0].value, args[1].value))
+    return found
+
+
+def compiled(po: Path) -> bytes:
+    with po.open("rb") as file:
+        catalog = read_po(file)
+    out = BytesIO()
+    write_mo(out, catalog)
+    return out.getvalue()
+
+
+def main(argv: list[str]) -> int:
+    problems = []
+    wanted = messages()
+    for po in sorted(LOCALE.glob("*/LC_MESSAGES/trackerlab.po")):
+        mo = po.with_suffix(".mo")
+        if "--check" in argv:
+            if not mo.exists() or mo.read_bytes() != compiled(po):
+                problems.append(f"{mo.relative_to(ROOT)} is stale: run scripts/compile_catalogs.py")
+            with po.open("rb") as file:
+                catalog = read_po(file)
+            have = {m.id for m in catalog if m.id and all(m.string if isinstance(m.string, tuple) else [m.string])}
+            for message in sorted(wanted - have, key=str):
+                problems.append(f"{po.relative_to(ROOT)}: no translation of {message!r}")
+        else:
+            mo.write_bytes(compiled(po))
+    print("\n".join(problems) or "catalogs up to date")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
