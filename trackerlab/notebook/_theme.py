@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 
 __all__ = ["COLOURS", "PALETTE", "THEME_CSS", "inline_svg", "svg_text"]
 
@@ -70,7 +71,9 @@ def svg_text(figure) -> str:
     import matplotlib
 
     buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "trackerlab", "svg.fonttype": "none"}):
+    with matplotlib.rc_context({"svg.hashsalt": "trackerlab", "svg.fonttype": "none"}), warnings.catch_warnings():
+        # Japanese or Chinese text: the SVG keeps it as text, shown in the reader's fonts
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
