@@ -305,7 +305,9 @@ def test_each_frame_draws_the_tape_with_its_states():
     svg = frame[frame.index("<svg") : frame.index("</svg>")]
     for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">Δ 4<"):
         assert text in svg  # a is pending: 4 has reached it, it is not its grad yet
-    assert ">pending<" not in stepper.frame_views[3].value  # nothing is pending at the last step
+    # nothing is pending at the last step, and the legend still lists every state, so it never jumps
+    last = stepper.frame_views[3].value
+    assert "pending: none" in last and ">pending<" in last[last.index('id="legend"') :]
 
 
 def test_the_text_is_escaped_in_the_frame_html():
@@ -353,3 +355,134 @@ def test_a_check_report_marks_wrong_nodes_in_every_frame():
     assert "stroke: var(--tl-wrong," not in tl.BackpropStepper(y).frame_views[0].value
     with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
         tl.BackpropStepper(y, check="no")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Outside a live kernel: the self-contained HTML beside the widget view
+
+
+def test_the_output_carries_a_self_contained_html_copy():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    bundle = stepper._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # live front ends keep the widget
+    page = bundle["text/html"]
+    # no address to fetch: no CDN, no font, no script source
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    assert "<script src" not in page and "@font-face" not in page and "<link" not in page
+    # every frame's text is in the page's data; the first and the last are shown as they are
+    data = page[page.index('class="tl-static-frames">') :]
+    for i in range(len(stepper)):
+        head = stepper._text(i).splitlines()[0]
+        assert head in data.replace("\\u003c", "<").replace("\\u003e", ">")
+    view = page[page.index('class="tl-static-view"') : page.index('class="tl-static-frames"')]
+    assert "step 1 of 4: y = add(c, a)" in view and "step 4 of 4: b (a leaf)" in view
+    assert "step 2 of 4" not in view
+    assert view.count("<svg") >= 2
+    # the data block cannot end its script early
+    assert "</" not in data[: data.index("</script>")]
+
+
+def test_a_long_walk_keeps_every_frame_text_in_the_html_copy():
+    x = tl.param(0.3)
+    y = x
+    for _ in range(30):
+        y = tl.sin(y)
+    stepper = tl.BackpropStepper(y, static_frames=5)
+    page = stepper.to_html()
+    assert page.count("step ") >= 31 and "step 31 of 31: x1 (a leaf)" in page
+    assert "step 17 of 31: sin#14 = sin(sin#13)" in page.replace("\\u003c", "<")
+    assert len(stepper._drawn) == 2  # the first and the last drawn, the others by their text
+
+
+def test_the_text_sits_above_the_drawing_and_all_frames_are_equally_tall():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    heights = set()
+    for view in stepper.frame_views:
+        assert view.value.index("tl-frame-text") < view.value.index("<svg")
+        heights.add(view.value.split('style="min-height: ', 1)[1].split('"', 1)[0])
+    assert heights == {f"{7 * 1.45 + 0.9:.2f}em"}  # the tallest frame has 7 lines
+    # the controls come before the frames, nothing tall between them
+    kinds = [type(w).__name__ for w in stepper.children]
+    assert kinds.index("HBox") < kinds.index("IntSlider") < kinds.index("Stack")
+
+
+def test_the_legend_lists_every_state_in_every_frame():
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    for view in stepper.frame_views:
+        legend = view.value[view.value.index('id="legend"') :]
+        for state in ("done", "current", "pending", "waiting"):
+            assert f">{state}<" in legend, state
+
+
+def test_on_a_big_tape_the_drawing_follows_the_current_node():
+    x = tl.param(0.5)
+    y = x
+    for _ in range(200):
+        y = y * 1.5
+    stepper = tl.BackpropStepper(y, max_steps=150, static_frames=1)
+    stepper.index = 120  # multiply#80: far from the output, which a view of the output's end would miss
+    node = stepper.steps[120]["node"]
+    assert node == "multiply#80"
+    svg = stepper.frame_views[120].value
+    assert ">multiply#80<" in svg and ">multiply#200<" not in svg
+    assert ">multiply#75<" in svg and ">multiply#85<" in svg  # its neighbours on both sides
+    assert "more" in svg
+
+
+def test_a_closed_stepper_lets_go_of_its_tape_and_is_collected():
+    import gc
+    import weakref
+
+    a, b = tl.param(np.ones(1000)), tl.param(2.0)
+    y = tl.sum(a * b)
+    stepper = tl.BackpropStepper(y)
+    node, arrays = weakref.ref(y.tracker), weakref.ref(a.tracker)
+    del a, b, y
+    gc.collect()
+    assert node() is not None  # the open stepper holds its tape
+    stepper.close()
+    gc.collect()
+    assert node() is None and arrays() is None  # closed: the tape is gone while the stepper is referenced
+    assert repr(stepper) == "BackpropStepper(4 steps, closed)"
+    with pytest.raises(RuntimeError, match=r"BackpropStepper.text: the stepper is closed"):
+        _ = stepper.text
+    gone = weakref.ref(stepper)
+    del stepper
+    gc.collect()
+    assert gone() is None  # and nothing of the widget machinery keeps the closed stepper alive
+
+
+def test_frames_keep_arrays_not_lists():
+    a = tl.param(np.arange(12.0).reshape(3, 4))
+    y = tl.sum(tl.tanh(a) * a)
+    stepper = tl.BackpropStepper(y)
+    for frame in stepper._frames.frames:
+        assert not isinstance(frame["delta"], list)
+        assert all(not isinstance(g, list) for g in frame["grads"].values())
+    # plain data is still there when asked for, made on the spot
+    assert isinstance(stepper.steps[-1]["grads"]["x1"], list)
+    expected = np.tanh(a.data) + a.data * (1 - np.tanh(a.data) ** 2)
+    np.testing.assert_allclose(np.array(stepper.steps[-1]["grads"]["x1"]), expected, rtol=1e-12)
+    assert "3×4 array" in stepper._text(len(stepper) - 1)
+
+
+def test_a_new_frame_on_a_huge_tape_costs_what_it_shows():
+    import time
+
+    x = tl.param(0.5)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0000001
+    stepper = tl.BackpropStepper(y, static_frames=1)
+    stepper.index = 1  # matplotlib warmed up
+    times = []
+    for i in range(2, 8):
+        start = time.process_time()  # CPU time: a busy machine's other processes do not count
+        stepper.index = i * 30
+        times.append(time.process_time() - start)
+    assert f">multiply#{100_000 - 7 * 30}<" in stepper.frame_views[7 * 30].value
+    # about 0.1-0.18 s of CPU a frame, no pause for a full collection (before: 0.35-0.47 s)
+    assert sorted(times)[len(times) // 2] < 0.2 and max(times) < 0.4, times

@@ -7,6 +7,7 @@ It reads ``backprop_steps`` and nothing else of the walk, so what a frame says i
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,17 +46,28 @@ def number(v) -> str:
 
 
 def text(value, limit: int = 6) -> str:
-    """A value in one short line: the number, a few elements, or the shape and range of a large array."""
+    """A value in one short line: the number, a few elements, or the shape and range of a large array.
+    Arrays are summarised where they are (no copy to Python lists)."""
     if value is None:
         return "—"
-    v = plain(value)
-    if isinstance(v, str):
-        return v
-    if isinstance(v, int) and not isinstance(v, bool):
-        return str(v)
-    if isinstance(v, bool | float):
-        return number(v)
-    a = np.asarray(v, dtype=float)
+    if isinstance(value, _TrackedValue | Tracked):
+        value = value.data
+    if callable(value) and not hasattr(value, "shape"):
+        return getattr(value, "__name__", type(value).__name__)
+    if isinstance(value, bool | float):
+        return number(value)
+    if isinstance(value, int):
+        return str(value)
+    try:
+        a = np.asarray(value) if isinstance(value, list) else to_host(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    if a.dtype.kind not in "biufc":
+        return repr(value)
+    if a.ndim == 0:
+        if a.dtype.kind in "iu":
+            return str(a.item())
+        return str(a.item()) if a.dtype.kind == "c" else number(a)
     if a.size <= limit:
         body = ", ".join(number(x) for x in a.reshape(-1))
         return f"[{body}]" if a.ndim == 1 else f"[{body}] ({'×'.join(map(str, a.shape))})"
@@ -66,9 +78,11 @@ def text(value, limit: int = 6) -> str:
 def constant(value) -> str:
     """An untracked argument as it reads among the arguments of a call: the value itself when it is
     short, else its shape (``8×1 constant``), so it does not read like more arguments."""
-    v = plain(value)
-    if isinstance(v, list) and np.asarray(v).size > 6:
-        return _("{shape} constant").format(shape="×".join(map(str, np.shape(v))))
+    shape = getattr(value, "shape", None)
+    if shape is None and isinstance(value, list | tuple):
+        shape = np.shape(value)
+    if shape is not None and math.prod(shape) > 6:
+        return _("{shape} constant").format(shape="×".join(map(str, shape)))
     return text(value)
 
 
@@ -167,11 +181,14 @@ class Frames:
     and, for the drawing, each frame's node states and grads keyed by engine node.
 
     At most ``max_steps`` steps are taken from the walk; ``truncated`` says whether there were more.
+    A frame keeps references to the arrays the walk made, nothing more: its plain data (``steps[i]``)
+    and its text are made when asked for, so the frames cost about what the walk's arrays cost.
     """
 
     def __init__(self, walk, names: dict, max_steps: int, root: Tracked | None = None):
         self.labels = dict(names)  # the user's names, for the drawing
         self.numbered = None
+        self.above = None
         self.names = dict(names)
         if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
             from ._tape import names as forward_names
@@ -181,12 +198,12 @@ class Frames:
             self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
         self.walk = []
-        self.steps = []
-        self.partial: list[dict] = []  # per frame: pending node → the sensitivity summed so far
+        self.frames: list[dict] = []  # per step: what steps[i] shows, with the engine's values as they are
+        self.checks: list | None = None  # per step: check_tape's verdict on its node, when checked
         self.truncated = False
         arrived: dict[Tracked, list] = {}  # node → [(who sent it, value), ...] not yet processed
         grads: dict[Tracked, object] = {}
-        done: list[Tracked] = []
+        self.done: list[str] = []
         for step in walk:
             if len(self.walk) == max_steps:
                 self.truncated = True
@@ -195,38 +212,61 @@ class Frames:
             node = step.node
             label = self.name(node)
             contributions = arrived.pop(node, None) or [("Δ", step.delta)]
+            arg_names = [self.name(a) if a is not None else constant(v) for a, v in zip(step.args, node.f.args)]
             sent = []
             if not (node.isleaf or not step.args):
-                arg_names = [self.name(a) if a is not None else constant(v) for a, v in zip(step.args, node.f.args)]
                 for position, (arg, value) in enumerate(zip(step.args, step.sent)):
                     if arg is None:
                         continue
-                    entry = {"to": arg_names[position], "position": position, "value": plain(value)}
+                    entry = {"to": arg_names[position], "position": position, "value": value}
                     written = None if value is None else chain(node, position, step.delta, arg_names, value)
                     entry["formula"], entry["product"] = written or (None, None)
                     sent.append(entry)
                     if value is not None:
                         arrived.setdefault(arg, []).append((label, value))
-                        entry["holds"] = [plain(v) for _, v in arrived[arg]]
+                        entry["holds"] = [v for who, v in arrived[arg]]
             if node.isleaf:
                 grads[node] = step.delta if node not in grads else grads[node] + step.delta
-            done.append(node)
-            self.partial.append({p: _sum(arrived.get(p, ())) for p in step.pending})
-            self.steps.append(
+            self.done.append(label)
+            self.frames.append(
                 {
                     "index": step.index,
                     "node": label,
                     "op": step.op,
                     "isleaf": node.isleaf,
-                    "args": [self.name(a) if a is not None else constant(v) for a, v in zip(step.args, node.f.args)],
-                    "delta": plain(step.delta),
-                    "contributions": [{"from": who, "value": plain(v)} for who, v in contributions],
+                    "args": arg_names,
+                    "delta": step.delta,
+                    "contributions": contributions,
                     "sent": sent,
-                    "pending": {self.name(p): plain(v) for p, v in self.partial[-1].items()},
-                    "grads": {self.name(leaf): plain(g) for leaf, g in grads.items()},
-                    "done": [self.name(d) for d in done],
+                    # the contributions each pending node holds, added up only when shown
+                    "pending": {p: tuple(v for who, v in arrived.get(p, ())) for p in step.pending},
+                    "grads": {self.name(leaf): g for leaf, g in grads.items()},
                 }
             )
+        self.steps = Steps(self)
+
+    def step(self, index: int) -> dict:
+        """Frame ``index`` as plain data (``steps[index]``), made now from the engine's values."""
+        f = self.frames[index]
+        out = {
+            "index": f["index"],
+            "node": f["node"],
+            "op": f["op"],
+            "isleaf": f["isleaf"],
+            "args": list(f["args"]),
+            "delta": plain(f["delta"]),
+            "contributions": [{"from": who, "value": plain(v)} for who, v in f["contributions"]],
+            "sent": [
+                {**e, "value": plain(e["value"]), **({"holds": [plain(h) for h in e["holds"]]} if "holds" in e else {})}
+                for e in f["sent"]
+            ],
+            "pending": {self.name(p): plain(_sum(v)) for p, v in f["pending"].items()},
+            "grads": {k: plain(g) for k, g in f["grads"].items()},
+            "done": self.done[: index + 1],
+        }
+        if self.checks is not None:
+            out["check"] = self.checks[index]
+        return out
 
     def name(self, node: Tracked) -> str:
         """The user's name for ``node``, else its operation and a number in order of first sight."""
@@ -239,7 +279,7 @@ class Frames:
         return label
 
     def __len__(self) -> int:
-        return len(self.steps)
+        return len(self.frames)
 
     def states(self, index: int) -> dict:
         """Each node's state at frame ``index``: ``done``, ``current``, ``pending`` (holding part of its
@@ -264,13 +304,13 @@ class Frames:
         """What each node has received by frame ``index``: the full Δ of the nodes processed so far
         and the partial sums of the pending ones, keyed by node (what the drawing shows as grad)."""
         out = {step.node: step.delta for step in self.walk[: index + 1]}
-        out.update(self.partial[index])
+        out.update({p: _sum(v) for p, v in self.frames[index]["pending"].items()})
         return out
 
     def text(self, index: int) -> str:
         """Frame ``index`` as plain text, deterministic, so a notebook cell checked by nbval can print it."""
-        s = self.steps[index]
-        total = len(self.steps)
+        s = self.frames[index]
+        total = len(self.frames)
         more = "+" if self.truncated else ""
         if s["isleaf"]:
             head = _("step {step} of {total}: {node} (a leaf)").format(
@@ -284,15 +324,15 @@ class Frames:
         lines = [head]
         parts = s["contributions"]
         if len(parts) > 1:
-            summed = " + ".join(text(p["value"]) for p in parts)
-            sources = ", ".join(p["from"] for p in parts)
+            summed = " + ".join(text(v) for who, v in parts)
+            sources = ", ".join(who for who, v in parts)
             lines.append(
                 _("Δ arrived: {sum} = {delta}  (used {count} times: from {sources})").format(
                     sum=summed, delta=text(s["delta"]), count=len(parts), sources=sources
                 )
             )
         else:
-            source = parts[0]["from"]
+            source = parts[0][0]
             origin = _("  (the seed)") if source == "Δ" else _("  (from {source})").format(source=source)
             lines.append(_("Δ arrived: {delta}").format(delta=text(s["delta"])) + origin)
         if s["isleaf"]:
@@ -315,7 +355,7 @@ class Frames:
                         node=e["to"], sum=" + ".join(text(h) for h in holds), total=text(_sum(holds))
                     )
                 lines.append(f"  → {e['to']}: {what}")
-        pending = ", ".join(f"{k} = {text(v)}" for k, v in s["pending"].items())
+        pending = ", ".join(f"{self.name(k)} = {text(_sum(v))}" for k, v in s["pending"].items())
         lines.append(_("pending: {values}").format(values=pending or _("none")))
         grads = ", ".join(f"{k} = {text(v)}" for k, v in s["grads"].items())
         lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
@@ -329,3 +369,26 @@ def _sum(values):
         v = np.asarray(v) if isinstance(v, list) else v
         total = v if total is None else total + v
     return total
+
+
+class Steps(Sequence):
+    """The frames as plain data, one dict per step, each made when it is asked for (a 4 MB Δ becomes
+    nested lists only for the step that is read, and is not kept)."""
+
+    def __init__(self, frames: Frames):
+        self._frames = frames
+
+    def __len__(self) -> int:
+        return len(self._frames.frames)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._frames.step(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"steps: index {index} is out of range ({len(self)} steps)")
+        return self._frames.step(index)
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} steps>"

@@ -127,8 +127,13 @@ def _plot(
     title,
     format,  # noqa: A002
     numbered,
+    focus=None,
+    all_states=False,
 ):
-    """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper)."""
+    """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper).
+    ``focus``, ``(node, users)`` with ``users`` each node's callers: on a tape larger than ``max_nodes``
+    draw the neighbourhood of ``node`` rather than the part nearest the output. ``all_states``: the
+    legend lists every state, so it stays the same from frame to frame."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -139,7 +144,7 @@ def _plot(
     node_states = _state_map(states, highlight)
     shown = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
     wrong = _wrong_nodes(check)
-    boxes, edges, total = _boxes(root, label_map(labels, "plot_tape"), max_nodes, constants, numbered)
+    boxes, edges, total = _boxes(root, label_map(labels, "plot_tape"), max_nodes, constants, numbered, focus)
     for box in boxes.values():
         node = box["node"]
         box["state"] = node_states.get(node) if node is not None else None
@@ -153,7 +158,7 @@ def _plot(
         plan = layout(keys, sizes, edges, "down")
 
     width, height = plan.size
-    legend = _legend_entries(boxes, node_states, wrong)
+    legend = _legend_entries(boxes, node_states, wrong, all_states)
     head = 0.3 if title else 0.0
     fig_w = max(width, 2.6)
     columns = _legend_columns(legend, fig_w)
@@ -262,17 +267,21 @@ def _wrong_nodes(check) -> set:
 # What is drawn
 
 
-def _boxes(root: Tracked, labels: dict, max_nodes: int, constants: bool, numbered=None) -> tuple[dict, list, int]:
+def _boxes(
+    root: Tracked, labels: dict, max_nodes: int, constants: bool, numbered=None, focus=None
+) -> tuple[dict, list, int]:
     """The boxes (key → what it shows) and edges ((source, target, position), one per use) to draw,
     and the number of values on the whole tape. Only the part that is drawn is looked at closely."""
     # ``numbered``: the stepper's (numbering, names) of the same tape, so a frame costs what it shows
     (index, _, below), named = numbered or (numbering(root), None)
     keep = None
-    if len(index) > max_nodes:  # the values nearest the output, breadth first, and one box for the rest
-        keep = {root}
-        queue = deque([root])
+    if len(index) > max_nodes:  # the values nearest the output (or the focus), breadth first, and a box for the rest
+        start, users = (root, {}) if focus is None or focus[0] not in index else focus
+        keep = {start}
+        queue = deque([start])
         while queue and len(keep) < max_nodes - 1:
-            for arg in below[queue.popleft()]:
+            node = queue.popleft()
+            for arg in (*below[node], *users.get(node, ())):
                 if arg not in keep and len(keep) < max_nodes - 1:
                     keep.add(arg)
                     queue.append(arg)
@@ -538,7 +547,7 @@ def _draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
         text.set_gid(f"label-{gid[5:]}")
 
 
-def _legend_entries(boxes: dict, states: dict, wrong: set) -> list:
+def _legend_entries(boxes: dict, states: dict, wrong: set, all_states: bool = False) -> list:
     kinds = {box["kind"] for box in boxes.values()}
     names_ = {"param": _("parameter (leaf)"), "op": _("operation"), "const": _("constant")}
     state_names = {"done": _("done"), "current": _("current"), "pending": _("pending"), "waiting": _("waiting")}
@@ -547,7 +556,7 @@ def _legend_entries(boxes: dict, states: dict, wrong: set) -> list:
         if kind in kinds:
             edge, fill, _style = _KIND[kind]
             handles.append(Patch(facecolor=fill, edgecolor=edge, label=names_[kind]))
-    shown_states = {box["state"] for box in boxes.values() if box["node"] is not None}
+    shown_states = set(STATES) if all_states else {box["state"] for box in boxes.values() if box["node"] is not None}
     for state in STATES:
         if state in shown_states:
             edge = COLOURS["current"] if state == "current" else COLOURS["const"]

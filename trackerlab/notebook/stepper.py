@@ -3,6 +3,7 @@ controls that work in a live kernel and, for the frames drawn up front, on a sta
 
 from __future__ import annotations
 
+import gc
 import html
 
 import ipywidgets as widgets
@@ -11,12 +12,14 @@ import traitlets
 from ..walk import backprop_steps
 from ._frames import Frames
 from ._i18n import _
+from ._static import static_html
 
 __all__ = ["BackpropStepper"]
 
 _STYLE = """<style>
 .tl-stepper .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
-.tl-stepper .tl-frame-body { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
+.tl-stepper .tl-frame-body { display: flex; flex-direction: column; gap: 8px; align-items: stretch; }
+.tl-stepper .tl-frame-drawing { overflow-x: auto; }
 .tl-stepper .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
   background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
   color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
@@ -29,6 +32,9 @@ _STYLE = """<style>
 .widget-subarea .tl-stepper .tl-static-note { display: block; }
 </style>
 <div class="tl-static-note">{note}</div>"""
+
+
+_STYLE_ONLY = _STYLE[: _STYLE.index("</style>") + len("</style>")]
 
 
 class BackpropStepper(widgets.VBox):
@@ -83,10 +89,12 @@ class BackpropStepper(widgets.VBox):
             backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
         )
         if self._check is not None:
-            for step, s in zip(self._frames.walk, self._frames.steps):
-                s["check"] = self._check.verdict(step.node)
+            self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]
         self._drawn: set[int] = set()
+        self._interval = interval
         count = len(self._frames)
+        # every frame's text panel as tall as the tallest, so the drawing under it never moves
+        self._lines = max(self._text(i).count("\n") + 1 for i in range(count))
         last = count - 1
 
         self.previous_button = widgets.Button(description=_("◀ previous"), tooltip=_("previous step"), disabled=True)
@@ -138,8 +146,8 @@ class BackpropStepper(widgets.VBox):
             self._draw(i)
         controls = widgets.HBox([self.previous_button, self.next_button, self.reset_button, self.play, self.speed])
         note = _("No kernel here: the slider (its arrow keys too) and play step through the frames.")
-        style = widgets.HTML(_STYLE.replace("{note}", html.escape(note)))
-        super().__init__([style, controls, self.slider, self.stack, self.message])
+        self.style_view = widgets.HTML(_STYLE.replace("{note}", html.escape(note)))
+        super().__init__([self.style_view, controls, self.slider, self.message, self.stack])
         self.add_class("tl-stepper")
 
     # ------------------------------------------------------------------------------------------------
@@ -149,11 +157,13 @@ class BackpropStepper(widgets.VBox):
         """The frames as plain data, one dict per step: ``index``, ``node`` (its name), ``op``,
         ``isleaf``, ``args``, ``delta``, ``contributions`` (what arrived, from whom), ``sent`` (per
         argument: ``to``, ``value``, ``formula``, ``product``), ``pending``, ``grads`` and ``done``."""
+        self._closed_check("steps")
         return self._frames.steps
 
     @property
     def text(self) -> str:
         """The current frame as plain text (deterministic: a checked notebook cell can print it)."""
+        self._closed_check("text")
         return self._text(self.index)
 
     def _text(self, i: int) -> str:
@@ -172,9 +182,11 @@ class BackpropStepper(widgets.VBox):
         return self._frames.truncated
 
     def __len__(self) -> int:
-        return len(self._frames)
+        return len(self.frame_views)
 
     def __repr__(self) -> str:
+        if self._frames is None:
+            return f"BackpropStepper({len(self)} steps, closed)"
         count = f"{len(self)}{'+' if self.truncated else ''} steps"
         first, now = self.steps[0]["node"], self.steps[self.index]["node"]
         return f"BackpropStepper({count} from {first}, at step {self.index + 1}: {now})"
@@ -195,10 +207,9 @@ class BackpropStepper(widgets.VBox):
     @traitlets.validate("index")
     def _check_index(self, proposal):
         value = proposal["value"]
-        if not 0 <= value < len(self._frames):
+        if not 0 <= value < len(self):
             raise traitlets.TraitError(
-                f"BackpropStepper.index: {value} is out of range; there are {len(self._frames)} steps "
-                f"(0 to {len(self._frames) - 1})"
+                f"BackpropStepper.index: {value} is out of range; there are {len(self)} steps (0 to {len(self) - 1})"
             )
         return value
 
@@ -210,25 +221,102 @@ class BackpropStepper(widgets.VBox):
         self.next_button.disabled = i == len(self) - 1
 
     def _draw(self, i: int) -> None:
-        if i in self._drawn:
+        if i in self._drawn or self._frames is None:
             return
         self._drawn.add(i)
-        self.frame_views[i].value = self._frame_html(i)
+        # A drawing leaves tens of thousands of objects in cycles (matplotlib's figure). Collected as soon
+        # as it is done, while they are all still young, they never reach the oldest generation, whose
+        # collection visits every node of the tape (half a second on a 10^5-node tape).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            frame = self._frame_html(i)
+        finally:
+            if enabled:
+                gc.enable()
+        gc.collect(0)
+        self.frame_views[i].value = frame
 
-    def _frame_html(self, i: int) -> str:
-        frames = self._frames
-        drawing = _drawing(self._root, frames, i, self._check)
+    def _frame_html(self, i: int, drawn: bool = True) -> str:
+        """Frame ``i``: its text right under the controls (always as tall as the tallest frame's), then
+        the drawing, so neither the text nor the controls move from frame to frame."""
+        drawing = _drawing(self._root, self._frames, i, self._check) if drawn else ""
+        height = f"{self._lines * 1.45 + 0.9:.2f}em"
         return (
-            f'<div class="tl-frame" data-step="{i}">'
-            f'<div class="tl-frame-body"><div class="tl-frame-drawing">{drawing}</div>'
-            f'<pre class="tl-frame-text">{html.escape(self._text(i))}</pre></div></div>'
+            f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
+            f'<pre class="tl-frame-text" style="min-height: {height}">{html.escape(self._text(i))}</pre>'
+            f'<div class="tl-frame-drawing">{drawing}</div></div></div>'
         )
+
+    # ------------------------------------------------------------------------------------------------
+    # Outside a live kernel
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget's view for live front ends (JupyterLab, Notebook 7, VS Code) and, beside it, the
+        stepper as self-contained HTML (``to_html()``) for every renderer without the widget manager."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if self._frames is not None:
+            bundle["text/html"] = self.to_html()
+        return bundle
+
+    def to_html(self) -> str:
+        """The stepper as one piece of HTML that steps without a kernel, a widget manager or a network:
+        all frames with a few lines of inline script (first, previous, play, next and a slider). A page
+        that runs no script shows the first and the last frame. A walk longer than ``static_frames``
+        keeps the drawings of the frames already drawn and of the first and the last; the others carry
+        their text."""
+        self._closed_check("to_html")
+        last = len(self) - 1
+        self._draw(last)
+        frames = [
+            self.frame_views[i].value if i in self._drawn else self._frame_html(i, drawn=False) for i in range(last + 1)
+        ]
+        return static_html(
+            frames, interval=self.speed.value, truncated=self.truncated, extra=_STYLE_ONLY + self.message.value
+        )
+
+    def close(self) -> None:
+        """Close the widget and everything it made, and let go of the tape: a closed stepper holds no
+        array of the walk (and nothing keeps an unreferenced one alive)."""
+        if not hasattr(self, "links"):  # a stepper whose construction failed: only the box itself is open
+            super().close()
+            return
+        self.play.playing = False
+        for link in self.links:
+            link.close()
+        for widget in (
+            *self.frame_views,
+            self.stack,
+            self.style_view,
+            self.message,
+            self.slider,
+            self.play,
+            self.speed,
+        ):
+            widget.close()
+        for widget in (self.previous_button, self.next_button, self.reset_button):
+            widget._click_handlers.callbacks.clear()
+            widget.close()
+        for child in self.children:
+            child.close()
+        self.unobserve_all()
+        self._frames = self._root = self._check = None
+        self._drawn = set()
+        super().close()
+
+    def _closed_check(self, what: str) -> None:
+        if self._frames is None:
+            raise RuntimeError(f"BackpropStepper.{what}: the stepper is closed (it no longer holds the tape)")
 
 
 def _drawing(root, frames: Frames, i: int, check=None) -> str:
-    """The tape drawn by the display layer for frame ``i``, as SVG markup."""
+    """The tape drawn by the display layer for frame ``i``, as SVG markup: on a large tape the
+    neighbourhood of the frame's node, and a legend with every state, so frames differ only in what
+    changed."""
     step = frames.walk[i]
     options = {} if check is None else {"check": check}
+    if frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES:
+        options["focus"] = (step.node, _users(frames))
     return svg_markup(
         root,
         labels=frames.labels,
@@ -236,8 +324,24 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
         states=frames.states(i),
         grads=frames.sensitivities(i),
         numbered=None if frames.numbered is None else (frames.numbered, frames.names),
+        max_nodes=MAX_NODES,
+        all_states=True,
         **options,
     )
+
+
+MAX_NODES = 20  # boxes in one frame's drawing; a larger tape shows the current node's neighbourhood, readably
+
+
+def _users(frames: Frames) -> dict:
+    """Each node's callers on the tape (the reverse of ``numbering``'s operands), found once per stepper."""
+    if frames.above is None:
+        users: dict = {}
+        for node, args in frames.numbered[2].items():
+            for arg in args:
+                users.setdefault(arg, []).append(node)
+        frames.above = users
+    return frames.above
 
 
 def _check_report(check):

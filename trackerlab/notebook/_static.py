@@ -1,0 +1,111 @@
+"""The stepper as one self-contained piece of HTML: its frames, inline SVG icons and a few lines of inline
+script, no fonts, no CDN, no widget manager. Any page that shows HTML and runs scripts (nbconvert's
+export opened from disk, a docs page, a viewer without ipywidgets) steps it; a page that runs no script
+(GitHub) shows the first and the last frame, one under the other."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+__all__ = ["static_html"]
+
+# Icons drawn inline, so they never depend on a font that a file:// page cannot load.
+_ICON = '<svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true"><path d="{}" fill="currentColor"/></svg>'
+ICONS = {
+    "first": _ICON.format("M3 3h2v10H3zM13 3v10L6 8z"),
+    "previous": _ICON.format("M11 3v10L4 8z"),
+    "next": _ICON.format("M5 3v10l7-5z"),
+    "play": _ICON.format("M4 2v12l10-6z"),
+    "pause": _ICON.format("M4 3h3v10H4zM9 3h3v10H9z"),
+}
+
+_STYLE = """<style>
+#{id} .tl-static-controls {{ display: flex; gap: 6px; align-items: center; margin: 4px 0 8px; flex-wrap: wrap; }}
+#{id} .tl-static-controls button {{ display: inline-flex; align-items: center; justify-content: center;
+  min-width: 30px; height: 26px; padding: 0 6px; cursor: pointer; border-radius: 3px;
+  border: 1px solid var(--jp-border-color1, #999); background: var(--jp-layout-color1, transparent);
+  color: var(--jp-ui-font-color1, inherit); }}
+#{id} .tl-static-controls input[type=range] {{ flex: 1 1 200px; max-width: 420px; }}
+#{id} .tl-static-where {{ font-size: 13px; min-width: 9em; font-variant-numeric: tabular-nums; }}
+#{id} .tl-static-label {{ font-weight: bold; font-size: 13px; margin: 8px 0 2px; }}
+#{id}.tl-stepping .tl-static-label {{ display: none; }}
+</style>"""
+
+# Reads the frames from the JSON block beside it, puts controls above the frame and shows one frame at a
+# time. Written for any browser of the last decade; it touches nothing outside its own element.
+_SCRIPT = """<script>
+(function () {
+  var root = document.getElementById(%(id)s);
+  if (!root || root.getAttribute("data-ready")) return;
+  root.setAttribute("data-ready", "1");
+  var frames = JSON.parse(root.querySelector("script.tl-static-frames").textContent);
+  var view = root.querySelector(".tl-static-view"), last = frames.length - 1, i = 0, timer = null;
+  var icons = %(icons)s, bar = document.createElement("div");
+  bar.className = "tl-static-controls";
+  function button(what, title) {
+    return '<button type="button" data-do="' + what + '" title="' + title + '" aria-label="' + title + '">' +
+      icons[what] + '</button>';
+  }
+  bar.innerHTML = button("first", "first step") + button("previous", "previous step") + button("play", "play") +
+    button("next", "next step") +
+    '<input type="range" min="0" max="' + last + '" value="0" step="1" aria-label="step">' +
+    '<span class="tl-static-where"></span>';
+  root.insertBefore(bar, view);
+  var slider = bar.querySelector("input"), where = bar.querySelector(".tl-static-where");
+  var play = bar.querySelector('[data-do="play"]');
+  function show(k) {
+    i = Math.max(0, Math.min(last, k));
+    view.innerHTML = frames[i];
+    slider.value = i;
+    where.textContent = "step " + (i + 1) + " of " + frames.length + %(more)s;
+  }
+  function stop() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    play.innerHTML = icons.play; play.title = "play"; play.setAttribute("aria-label", "play");
+  }
+  function start() {
+    if (i >= last) show(0);
+    play.innerHTML = icons.pause; play.title = "pause"; play.setAttribute("aria-label", "pause");
+    timer = setInterval(function () { if (i >= last) stop(); else show(i + 1); }, %(interval)d);
+  }
+  bar.addEventListener("click", function (event) {
+    var button = event.target.closest("button");
+    if (!button) return;
+    var what = button.getAttribute("data-do");
+    if (what === "play") { if (timer === null) start(); else stop(); return; }
+    stop();
+    show(what === "first" ? 0 : what === "previous" ? i - 1 : i + 1);
+  });
+  slider.addEventListener("input", function () { stop(); show(+slider.value); });
+  root.classList.add("tl-stepping");
+  show(0);
+})();
+</script>"""
+
+
+def _json_in_script(value) -> str:
+    """JSON that can sit inside a ``<script>`` element: no ``</`` and no ``<!--`` in it."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def static_html(frames: list[str], *, interval: int, truncated: bool = False, extra: str = "") -> str:
+    """The frames (each a piece of HTML) stepped by an inline script; with no script, the first and the
+    last frame. ``extra`` (the stepper's style and messages) goes first."""
+    ident = f"tl-stepper-{uuid.uuid4().hex[:12]}"
+    last = len(frames) - 1
+    shown = [f'<div class="tl-static-label">first step</div>{frames[0]}']
+    if last > 0:
+        shown.append(f'<div class="tl-static-label">last step</div>{frames[last]}')
+    script = _SCRIPT % {
+        "id": json.dumps(ident),
+        "icons": _json_in_script(ICONS),
+        "interval": interval,
+        "more": json.dumps(" (the walk goes on: max_steps)" if truncated else ""),
+    }
+    return (
+        f'<div class="tl-stepper tl-static-stepper" id="{ident}">{_STYLE.format(id=ident)}{extra}'
+        f'<div class="tl-static-view">{"".join(shown)}</div>'
+        f'<script type="application/json" class="tl-static-frames">{_json_in_script(frames)}</script>'
+        f"{script}</div>"
+    )
