@@ -82,6 +82,7 @@ def _comparable(output) -> dict:
 def _numbers(text) -> list[str]:
     text = text if isinstance(text, str) else "".join(text)
     text = re.sub(r"<style.*?</style>", "", text, flags=re.S)
+    text = re.sub(r"<script.*?</script>", "", text, flags=re.S)  # the stepper's frames as data: shown elsewhere
     text = re.sub(r"<[^>]*>", " ", text)  # tags and their attributes (ids, coordinates) aside: the text shown
     return sorted(re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text))
 

@@ -327,6 +327,38 @@ def test_no_grad_in_one_thread_never_stops_recording_in_another():
     assert seen == [False]
 
 
+def test_the_fast_check_of_recording_counts_every_thread_with_recording_off():
+    # Operations ask one flag, true while no thread has recording off, before the thread's own state.
+    from trackerlab.tracked import EVERY_THREAD, RECORDING
+
+    x = tl.param(2.0)
+    assert EVERY_THREAD.recording and EVERY_THREAD.off == 0
+    entered, done = threading.Event(), threading.Event()
+    seen = []
+
+    def quiet():
+        with tl.no_grad(), tl.no_grad():
+            entered.set()
+            done.wait(5)
+            seen.append(tl.istracked(x * 2))
+
+    thread = threading.Thread(target=quiet)
+    thread.start()
+    assert entered.wait(5)
+    assert not EVERY_THREAD.recording and EVERY_THREAD.off == 1  # nested: one thread, counted once
+    assert tl.istracked(x * 2)  # the slow path: this thread's own state
+    with tl.no_grad():
+        assert EVERY_THREAD.off == 2 and not tl.istracked(x * 2)
+        RECORDING.on = True  # what forward and gradient do inside no_grad
+        assert EVERY_THREAD.off == 1 and tl.istracked(x * 2)
+        RECORDING.on = False
+    done.set()
+    thread.join()
+    assert seen == [False]
+    assert EVERY_THREAD.recording and EVERY_THREAD.off == 0
+    assert tl.istracked(x * 2)
+
+
 def test_threads_training_and_one_inside_no_grad_get_every_gradient_exactly():
     before = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible

@@ -14,6 +14,7 @@ from .tracked import (
     _leaf,
     _lock,
     _new,
+    _setflags,
     _TrackedValue,
     _wrap,
     _zeros_like,
@@ -187,9 +188,11 @@ def _check_numbers(y, who: str) -> None:
     kind = _kind(value)
     if kind is None:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        hint = " (a list or tuple of values: combine them, e.g. with tl.stack or tl.sum)" if isinstance(
-            value, list | tuple
-        ) else ""
+        hint = (
+            " (a list or tuple of values: combine them, e.g. with tl.stack or tl.sum)"
+            if isinstance(value, list | tuple)
+            else ""
+        )
         raise TypeError(
             f"{who}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
             f"the value to differentiate, a tracked number or array{hint}"
@@ -420,14 +423,14 @@ def update_(x, Δ, grads=None):
     step = _step(data(Δ), value)
     if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
         try:
-            value.setflags(write=True)
+            _setflags(value, True)
         except ValueError:  # an array the leaf does not own: replace it
             value = _lock((value + step).astype(value.dtype))
         else:
             try:
                 value += step
             finally:
-                value.setflags(write=False)
+                _setflags(value, False)
     elif type(value) is float and type(step) in REAL_SCALARS:
         value = float(value + step)
     elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):

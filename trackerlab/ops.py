@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from ._backend import namespace
 from .numpy_protocol import plain
-from .tracked import _NO_KWARGS, RECORDING, Tracked, _new, _TrackedValue, data
+from .tracked import _NO_KWARGS, EVERY_THREAD, RECORDING, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "grad_rule", "primitive", "register_rules", "supported_operations", "track"]
 
@@ -51,7 +51,7 @@ class Op:
         if n == 1:
             x = args[0]
             if isinstance(x, _TrackedValue):
-                if RECORDING.on and self.rule is not None and self.arity != 0:
+                if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None and self.arity != 0:
                     node = x.tracker
                     try:
                         out = self.impl(node.data, **kwargs) if kwargs else self.impl(node.data)
@@ -67,12 +67,14 @@ class Op:
             x, y = args
             if isinstance(x, _TrackedValue):
                 if isinstance(y, _TrackedValue):
-                    if RECORDING.on and self.rule is not None:
+                    if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
                         return _record2(self, x.tracker, y.tracker)
-                elif not isinstance(y, _SEQUENCES) and RECORDING.on and self.rule is not None:
+                elif (
+                    not isinstance(y, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None
+                ):
                     return _record2(self, x.tracker, y)
             elif isinstance(y, _TrackedValue):
-                if not isinstance(x, _SEQUENCES) and RECORDING.on and self.rule is not None:
+                if not isinstance(x, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
                     return _record2(self, x, y.tracker)
             elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
                 try:
@@ -92,7 +94,7 @@ class Op:
                 return self.impl(*args, **kwargs)
             except (ValueError, TypeError, IndexError) as error:
                 raise _explain(self, args, error) from None
-        if RECORDING.on and self.rule is not None:
+        if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
             for a in args[: self.arity]:
                 if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
                     return _record(self, args, kwargs)
@@ -129,7 +131,7 @@ def as_operand(value, name: str = "as_operand"):
     recorded, if it holds tracked values (while recording), else a plain array; other values as they are."""
     if not isinstance(value, _SEQUENCES):
         return value
-    if RECORDING.on and _holds_tracked(value):
+    if (EVERY_THREAD.recording or RECORDING.on) and _holds_tracked(value):
         return _pack(name, value)
     return namespace().asarray(plain(value))
 
@@ -335,7 +337,11 @@ def track(f: Callable, *args, **kwargs):
     if isinstance(f, Op):
         if f.rule is None:
             raise TypeError(f"track: {f.name} has no gradient rule; its results are not differentiable")
-        return _record(f, args, kwargs) if RECORDING.on and _any_tracked(args) else f(*args, **kwargs)
+        return (
+            _record(f, args, kwargs)
+            if (EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args)
+            else f(*args, **kwargs)
+        )
     name = getattr(f, "__name__", repr(f))
     rule = _CUSTOM_RULES.get(_rule_key(f))
     if rule is None:
@@ -352,7 +358,7 @@ def track(f: Callable, *args, **kwargs):
             f"{name}: the rule returned a tracked value; compute the value from tl.data(...) of the "
             "arguments so that the call is recorded once"
         )
-    if not (RECORDING.on and _any_tracked(args)):
+    if not ((EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args)):
         return value
     stored = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
     return _new(f, stored, kwargs, value, back=pullback)
@@ -399,7 +405,7 @@ def primitive(f: Callable) -> Callable:
 
     @functools.wraps(f)
     def recorded(*args, **kwargs):
-        if RECORDING.on and _any_tracked(args):
+        if (EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args):
             return track(recorded, *args, **kwargs)
         return f(*args, **kwargs)
 

@@ -27,16 +27,45 @@ class _Recording(threading.local):
     how many functions this thread is differentiating (``forward`` counts them; ``float(x)`` refuses inside one).
 
     Each thread sees its own attributes: a ``no_grad`` in one thread never stops recording in another.
+    Reading a thread's own attribute costs several times a plain attribute, so the hot path asks
+    ``EVERY_THREAD.recording`` first (true while no thread has recording off) and reads ``on`` only
+    when some thread has it off. Setting ``on`` keeps that count.
     """
 
-    on = True
     differentiating = 0
 
     def __init__(self):  # runs once in each thread that reads RECORDING
-        self.on = True  # an attribute of the thread's own dictionary reads faster than the class's
+        self._on = True
         self.saved = []  # what each open ``no_grad`` restores on exit, innermost last
 
+    @property
+    def on(self) -> bool:
+        return self._on
 
+    @on.setter
+    def on(self, value) -> None:
+        value = bool(value)
+        if value is self._on:
+            return
+        with _EVERY_THREAD_LOCK:
+            self._on = value
+            everyone = EVERY_THREAD
+            everyone.off += -1 if value else 1
+            everyone.recording = everyone.off == 0
+
+
+class _EveryThread:
+    """How many threads have recording off; ``recording`` is true while none has (the hot path's one check)."""
+
+    __slots__ = ("off", "recording")  # slots: the cheapest attribute load
+
+    def __init__(self):
+        self.off = 0
+        self.recording = True
+
+
+EVERY_THREAD = _EveryThread()
+_EVERY_THREAD_LOCK = threading.Lock()
 RECORDING = _Recording()
 
 

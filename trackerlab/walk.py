@@ -112,12 +112,12 @@ def backprop_steps(
                         value = x.data
                         s = rule(g, node.data, value)
                         kind = type(s)  # what the pullback sent must fit its argument: a fast test first
-                        if kind is float:
-                            if type(value) is not float:
+                        if kind is NDARRAY:
+                            if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
                                 _check_sent(node, (s,))
-                        elif kind is not NDARRAY or type(value) is not NDARRAY:
-                            _check_sent(node, (s,))
-                        elif s.shape != value.shape or s.dtype is not value.dtype:
+                        elif (kind is not float or type(value) is not float) and (
+                            kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
+                        ):
                             _check_sent(node, (s,))
                     left = uses.get(x)
                     if left is None:  # its only use: nothing is waiting for it yet
@@ -139,12 +139,12 @@ def backprop_steps(
                     if s is not None:
                         value = arg.data
                         kind = type(s)
-                        if kind is float:
-                            if type(value) is not float:
+                        if kind is NDARRAY:
+                            if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
                                 _check_sent(node, sent)
-                        elif kind is not NDARRAY or type(value) is not NDARRAY:
-                            _check_sent(node, sent)
-                        elif s.shape != value.shape or s.dtype is not value.dtype:
+                        elif (kind is not float or type(value) is not float) and (
+                            kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
+                        ):
                             _check_sent(node, sent)
                         waiting[arg] = waiting[arg] + s if arg in waiting else s
                     left = uses.get(arg)

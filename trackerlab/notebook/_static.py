@@ -5,8 +5,9 @@ export opened from disk, a docs page, a viewer without ipywidgets) steps it; a p
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
-import uuid
 
 __all__ = ["static_html"]
 
@@ -89,10 +90,15 @@ def _json_in_script(value) -> str:
     return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+_COUNT = itertools.count(1)  # steppers made by this process
+
+
 def static_html(frames: list[str], *, interval: int, truncated: bool = False, extra: str = "") -> str:
     """The frames (each a piece of HTML) stepped by an inline script; with no script, the first and the
     last frame. ``extra`` (the stepper's style and messages) goes first."""
-    ident = f"tl-stepper-{uuid.uuid4().hex[:12]}"
+    # the same id for the same frames in the same place of a run, so re-executed notebooks compare equal
+    digest = hashlib.sha1("\0".join(frames).encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
+    ident = f"tl-stepper-{digest}-{next(_COUNT)}"
     last = len(frames) - 1
     shown = [f'<div class="tl-static-label">first step</div>{frames[0]}']
     if last > 0:

@@ -72,7 +72,7 @@ def svg_text(figure) -> str:
 
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": "trackerlab", "svg.fonttype": "none"}), warnings.catch_warnings():
-        # Japanese or Chinese text: the SVG keeps it as text, shown in the reader's fonts
+        # text stays text in the SVG, drawn by the browser's fonts: matplotlib's own fonts need no CJK glyphs
         warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()

@@ -12,6 +12,7 @@ import inspect
 import sys
 from collections.abc import Callable
 
+from .._backend import NDARRAY as _NDARRAY
 from .._backend import namespace
 from ..ops import as_operand
 from ..tracked import data
@@ -157,6 +158,8 @@ def real_for(x, s):
     ``∂L/∂a − i ∂L/∂b``; that of a real ``x`` is ``∂L/∂x``, which is the real part of what a complex
     pullback sends it (``x · c`` with ``c`` complex sends ``g · c``; ``∂L/∂x = Re(g · c)``).
     """
+    if type(s) is _NDARRAY and s.dtype.kind != "c":  # the common case, without a call
+        return s
     if is_complex(s) and not is_complex(x):
         return real(s)
     return s

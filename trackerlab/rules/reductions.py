@@ -23,7 +23,8 @@ def _reduce(name: str, array_name: str | None = None):
     array_name = array_name or name
 
     def impl(x, axis=None, dtype=None, out=None, keepdims=False):
-        _unsupported(name, dtype=dtype, out=out)
+        if dtype is not None or out is not None:
+            _unsupported(name, dtype=dtype, out=out)
         if type(x) is float:
             return x
         xp = ns(x)
@@ -35,7 +36,8 @@ def _reduce(name: str, array_name: str | None = None):
 
 def _moments(name: str):
     def impl(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
-        _unsupported(name, dtype=dtype, out=out)
+        if dtype is not None or out is not None:
+            _unsupported(name, dtype=dtype, out=out)
         xp = ns(x)
         x = array(x)
         return getattr(xp, name)(x, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
