@@ -256,3 +256,33 @@ def test_a_node_built_by_hand_is_located_too():
         with pytest.raises(AnomalyError) as caught:
             tl.back_(y)
     assert caught.value.op == "double" and caught.value.where[1] == line
+
+
+def test_a_notebook_cell_is_named_as_ipython_names_it(ip):
+    """A cell's file is a temporary one named after the kernel's process: the error says "Cell In[n]"."""
+    with capture_output():
+        count = ip.execution_count  # the number of the next cell run with its history stored
+        ip.run_cell("def root(v):\n    return tl.sqrt(v)", store_history=True)
+        result = ip.run_cell("with tl.detect_anomaly():\n    x = tl.param(a)\n    tl.back_(tl.sum(root(x)))", store_history=True)
+    error = result.error_in_exec
+    assert isinstance(error, AnomalyError) and error.op == "sqrt"
+    message = str(error)
+    assert f"the operation was recorded at Cell In[{count}], line 2, in root\n      return tl.sqrt(v)" in message
+    assert f"called from Cell In[{count + 1}], line 3, in <module>" in message
+    assert error.where[0] not in message  # the file name stays in .where, as data
+
+
+def test_check_tape_names_a_cell_as_ipython_does(ip):
+    with capture_output():
+        count = ip.execution_count
+        rule = "def bad(v):\n    return tl.track(bad, v)\n\n@tl.grad_rule(bad)\ndef _(v):\n    return 2 * tl.data(v), lambda d: (3 * d,)"
+        ip.run_cell(rule, store_history=True)
+        ip.run_cell("with tl.detect_anomaly():\n    r = tl.check_tape(bad(tl.param([1.0, 2.0])))", store_history=True)
+    [note] = [e.note for e in ip.user_ns.pop("r").entries if e.bad]
+    assert f"recorded at Cell In[{count}], line 2 in bad, called from Cell In[{count + 1}], line 2 in <module>" in note
+
+
+def test_a_file_outside_ipython_is_named_by_its_path():
+    from trackerlab.anomaly import _place
+
+    assert _place("train.py", 7) == "train.py:7"

@@ -27,6 +27,7 @@ TUTORIALS = {
     "02": ("inside_the_tracker", {"en", "ja", "zh"}),
     "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
     "04": ("training_a_small_model", {"en", "ja", "zh"}),
+    "05": ("finding_a_wrong_gradient", {"en", "ja", "zh"}),
 }
 NAME = re.compile(r"^(?P<number>\d\d)_(?P<topic>[a-z0-9]+(?:_[a-z0-9]+)*)\.(?P<language>en|ja|zh)\.ipynb$")
 MACHINE_PATH = re.compile(

@@ -223,11 +223,23 @@ def _location(node: Tracked, what: str) -> str:
         return f"\n  ({what} outside detect_anomaly, so its line is unknown: run the forward pass inside the block too)"
     text = ""
     for depth, (filename, line, function) in enumerate(stack[:_SHOWN]):
-        text += f"\n  {what + ' at' if depth == 0 else 'called from'} {filename}:{line}, in {function}"
+        text += f"\n  {what + ' at' if depth == 0 else 'called from'} {_place(filename, line)}, in {function}"
         source = linecache.getline(filename, line).strip()
         if source:
             text += f"\n      {source}"
     return text
+
+
+def _place(filename: str, line: int) -> str:
+    """``file:line``, or ``Cell In[5], line 3`` for a cell of the running IPython, as its tracebacks name it
+    (a notebook cell's file is a temporary one, named after the kernel's process)."""
+    ipython = sys.modules.get("IPython")  # never imported here: only a running shell has cells
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    label = name(filename) if callable(name) else None
+    if label:
+        return f"{label[0]} {label[1]}, line {line}"
+    return f"{filename}:{line}"
 
 
 def _is_numeric(value) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ._backend import namespace
-from .anomaly import recorded_at
+from .anomaly import _place, recorded_at
 from .ops import _CUSTOM_RULES, Op, _rule_key
 from .rules.utility import hook, nobacksies
 from .tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
@@ -265,7 +265,7 @@ class _Operation:
         note = f"the rule of {name} for argument {position + 1} disagrees with finite differences"
         stack = recorded_at(node)
         if stack:
-            places = [f"{filename}:{line} in {function}" for filename, line, function in stack[:2]]
+            places = [f"{_place(filename, line)} in {function}" for filename, line, function in stack[:2]]
             note += f" (recorded at {', called from '.join(places)})"
         return entry(WRONG, reverse, numeric, error, note)
 
