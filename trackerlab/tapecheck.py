@@ -8,7 +8,8 @@ import math
 
 from ._backend import namespace
 from .anomaly import _place, recorded_at
-from .ops import _CUSTOM_RULES, Op, _rule_key
+from .custom_rules import _CUSTOM_RULES, _rule_key
+from .ops import Op
 from .rules.utility import hook, nobacksies
 from .tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
 from .tracked import Tracked, _TrackedValue, data, no_grad

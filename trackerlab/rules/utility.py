@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from ..ops import defop, grad_rule, primitive, register_rules
+from ..custom_rules import grad_rule, primitive
+from ..ops import defop, register_rules
 from ..tracked import RECORDING, data, no_grad
 
 identity = defop("identity", lambda x: x, family="utility")
