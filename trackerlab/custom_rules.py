@@ -6,8 +6,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from ._recording import EVERY_THREAD, RECORDING
 from .ops import _SEQUENCES, Op, _holds_tracked, _record
-from .tracked import EVERY_THREAD, RECORDING, _new, _TrackedValue
+from .tracked import _new, _TrackedValue
 
 __all__ = ["grad_rule", "primitive", "track"]
 

@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ._backend import namespace
+from ._recording import EVERY_THREAD, RECORDING
 from .numpy_protocol import plain
-from .tracked import _NO_KWARGS, EVERY_THREAD, RECORDING, Tracked, _new, _TrackedValue, data
+from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "register_rules", "supported_operations"]
 

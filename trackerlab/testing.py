@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._backend import namespace
+from ._recording import RECORDING
 from .api import forward
 from .rules.reductions import sum as _sum
-from .tracked import RECORDING, data, istracked, tracker
+from .tracked import data, istracked, tracker
 from .walk import _kind, backprop_steps
 
 __all__ = ["check_grads"]
