@@ -94,7 +94,10 @@ _LEAF = Call()  # stands for "a leaf" when building a node by hand; each leaf ge
 
 
 def _leaf(value, grad) -> Tracked:
-    """A new leaf node holding ``value``, with a call of its own that records when the value changes."""
+    """A new leaf node holding ``value``, with a call of its own that records when the value changes.
+
+    Built with slot stores, as ``_new`` builds a node: a third of the cost of ``Tracked(_LEAF, ...)``
+    (``forward`` makes a leaf per input, a nested walk one per plain sensitivity)."""
     call = _call_new(Call)
     call.func = None
     call.args = ()
