@@ -1,5 +1,5 @@
-"""Matrix decompositions and their gradient rules (family ``linalg``): ``svd`` and ``svdvals``, ``eigh`` and
-``eigvalsh``, ``eig`` and ``eigvals``, and ``pinv``.
+"""Matrix decompositions and their gradient rules (family ``factorizations``): ``svd`` and ``svdvals``,
+``eigh`` and ``eigvalsh``, ``eig`` and ``eigvals``, and ``pinv``.
 
 A decomposition has several results, and each is an operation of its own on the tape: ``svd`` records
 U and Vh as two ``svd`` calls and s as ``svdvals``; ``eigh`` records ``eigvalsh`` and ``eigh`` (the
@@ -94,21 +94,27 @@ def _real(name: str, impl):
     return checked
 
 
-_svd_op = defop("svd", _real("svd", _svd), arity=1, family="linalg", doc="U or Vh of the singular value decomposition.")
+_svd_op = defop(
+    "svd", _real("svd", _svd), arity=1, family="factorizations", doc="U or Vh of the singular value decomposition."
+)
 svdvals = defop(
-    "svdvals", _real("svdvals", _svdvals), arity=1, family="linalg", doc="The singular values, largest first."
+    "svdvals", _real("svdvals", _svdvals), arity=1, family="factorizations", doc="The singular values, largest first."
 )
 _eigh_op = defop(
-    "eigh", _real("eigh", _eigh_vectors), arity=1, family="linalg", doc="The eigenvectors of a symmetric matrix."
+    "eigh", _real("eigh", _eigh_vectors), arity=1, family="factorizations",
+    doc="The eigenvectors of a symmetric matrix.",
 )
 eigvalsh = defop(
-    "eigvalsh", _real("eigvalsh", _eigvalsh), arity=1, family="linalg", doc="The eigenvalues of a symmetric matrix."
+    "eigvalsh", _real("eigvalsh", _eigvalsh), arity=1, family="factorizations",
+    doc="The eigenvalues of a symmetric matrix.",
 )
-_eig_op = defop("eig", _real("eig", _eig_vectors), arity=1, family="linalg", doc="The eigenvectors of a square matrix.")
+_eig_op = defop(
+    "eig", _real("eig", _eig_vectors), arity=1, family="factorizations", doc="The eigenvectors of a square matrix."
+)
 eigvals = defop(
-    "eigvals", _real("eigvals", _eigvals), arity=1, family="linalg", doc="The eigenvalues of a square matrix."
+    "eigvals", _real("eigvals", _eigvals), arity=1, family="factorizations", doc="The eigenvalues of a square matrix."
 )
-pinv = defop("pinv", _real("pinv", _pinv), arity=1, family="linalg", doc="The Moore-Penrose pseudo-inverse.")
+pinv = defop("pinv", _real("pinv", _pinv), arity=1, family="factorizations", doc="The Moore-Penrose pseudo-inverse.")
 
 
 def _refuse_complex(name: str, x) -> None:
@@ -396,7 +402,7 @@ RULES = {
     "eig": (_eig_rule,),
     "pinv": (_pinv_rule,),
 }
-register_rules("linalg", RULES)
+register_rules("factorizations", RULES)
 
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
 from ._util import (  # noqa: E402
@@ -411,7 +417,8 @@ from ._util import (  # noqa: E402
 from .elementwise import _complex_op as _complex  # noqa: E402
 from .elementwise import conj, imag, real  # noqa: E402
 from .indexing import getitem  # noqa: E402
+from .inverses import solve  # noqa: E402
 from .linalg import matmul  # noqa: E402
-from .matrices import solve, tril, triu  # noqa: E402
+from .matrices import tril, triu  # noqa: E402
 from .reductions import sum  # noqa: E402
 from .shape import expand_dims  # noqa: E402

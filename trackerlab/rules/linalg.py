@@ -1,7 +1,10 @@
 """Products and their gradient rules: ``matmul`` for every rank (batched and 1-D included), ``dot``,
-``inner``, ``outer``, ``vdot``, ``vecdot``, ``tensordot``, ``cross`` and ``einsum``.
+``inner``, ``outer``, ``vdot``, ``vecdot``, ``tensordot``, ``cross`` and ``einsum`` (family ``linalg``), and
+the composites ``kron`` and ``multi_dot``.
 
-The matrix functions of linear algebra (``inv``, ``det``, ``solve``, …) are in ``matrices.py``.
+The other matrix functions of linear algebra have families of their own: parts and norms of matrices
+(``trace``, ``norm``, …) in ``matrices.py``, inverses and solves (``inv``, ``det``, ``solve``, …) in
+``inverses.py``, decompositions (``svd``, ``eigh``, …) in ``factorizations.py``.
 """
 
 from __future__ import annotations
@@ -377,3 +380,12 @@ def kron(x, y):
     xs = reshape(x, tuple(d for a in sx for d in (a, 1)))
     ys = reshape(y, tuple(d for b in sy for d in (1, b)))
     return reshape(xs * ys, tuple(a * b for a, b in zip(sx, sy)))
+
+
+@composite("linalg")
+def multi_dot(arrays):
+    """The product of a sequence of matrices, left to right."""
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = dot(result, a)
+    return result
