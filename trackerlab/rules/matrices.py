@@ -195,7 +195,7 @@ def _norm_rule(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002  (
         return g * (conj(x) if is_complex(x) else x) / safe
     if kind == "vector":
         if ord in (math.inf, -math.inf):
-            return g * slope_of_abs(x) * _shared(abs_plain(plain) == size_, axes, size_)
+            return g * slope_of_abs(x) * _shared(_abs_plain(plain) == size_, axes, size_)
         if ord == 0:  # the number of nonzero elements: flat
             return ns(plain).zeros_like(array(plain))
         if ord == 1:
@@ -204,13 +204,14 @@ def _norm_rule(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002  (
     row, col = axes
     if ord in (1, -1, math.inf, -math.inf):
         summed = row if ord in (1, -1) else col
-        sums = ns(plain).sum(abs_plain(plain), axis=summed, keepdims=True)
+        sums = ns(plain).sum(_abs_plain(plain), axis=summed, keepdims=True)
         # every row of a winning column is a hit: count the columns (rows) that tie, not their elements
         return g * slope_of_abs(x) * (_shared(sums == size_, axes, size_) * shape(x)[summed])
-    raise TypeError(f"norm: ord={ord!r} of a matrix needs the SVD, which trackerlab has no gradient rule for")
+    # tl.norm sends these through svdvals (_singular_norm): only a direct call of the operation gets here
+    raise TypeError(f"norm: ord={ord!r} of a matrix is a function of its singular values: use tl.norm (svdvals)")
 
 
-def abs_plain(v):
+def _abs_plain(v):
     return ns(v).abs(array(v))
 
 
