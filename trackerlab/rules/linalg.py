@@ -14,7 +14,7 @@ import string
 from collections import Counter
 
 from ..ops import defop, register_rules
-from ._util import Each, composite, wrapper
+from ._util import Each, composite, inverse_permutation, wrapper
 
 
 def _dot(x, y, out=None):
@@ -187,7 +187,7 @@ def _tensordot_x(g, ans, x, y, axes=2):
     # contract g's y-part with y's free axes: what is left is x's free axes, then y's summed axes in
     # increasing order, each standing for the x axis it was summed with
     raw = tensordot(lift(g, ans), y, axes=(list(range(len(free_x), len(free_x) + len(free_y))), free_y))
-    return transpose(raw, _inverse(free_x + [ax[ay.index(j)] for j in sorted(ay)]))
+    return transpose(raw, inverse_permutation(free_x + [ax[ay.index(j)] for j in sorted(ay)]))
 
 
 def _tensordot_y(g, ans, x, y, axes=2):
@@ -195,14 +195,7 @@ def _tensordot_y(g, ans, x, y, axes=2):
     free_x = [i for i in range(len(shape(x))) if i not in ax]
     free_y = [j for j in range(len(shape(y))) if j not in ay]
     raw = tensordot(x, lift(g, ans), axes=(free_x, list(range(len(free_x)))))
-    return transpose(raw, _inverse([ay[ax.index(i)] for i in sorted(ax)] + free_y))
-
-
-def _inverse(order) -> tuple:
-    out = [0] * len(order)
-    for i, a in enumerate(order):
-        out[a] = i
-    return tuple(out)
+    return transpose(raw, inverse_permutation([ay[ax.index(i)] for i in sorted(ax)] + free_y))
 
 
 def _dot_rule(i: int):
