@@ -88,18 +88,21 @@ def _check_axis(name: str, axis: int, ndim: int) -> None:
 
 
 def _to_end(v, axis: int):
-    """``v`` with ``axis`` moved last (no operation when it is last already); plain or tracked."""
-    n = len(shape(v))
-    if axis % n == n - 1:
-        return v
-    return ns(v).moveaxis(v, axis, -1) if not istracked(v) else moveaxis(v, axis, -1)
+    """``v`` with ``axis`` moved last; plain or tracked."""
+    return _moved(v, axis, -1)
 
 
 def _from_end(v, axis: int):
+    """``v`` with its last axis moved to ``axis``; plain or tracked."""
+    return _moved(v, -1, axis)
+
+
+def _moved(v, source: int, destination: int):
+    """``v`` with axis ``source`` moved to ``destination`` (no operation when it is there already)."""
     n = len(shape(v))
-    if axis % n == n - 1:
+    if source % n == destination % n:
         return v
-    return ns(v).moveaxis(v, -1, axis) if not istracked(v) else moveaxis(v, -1, axis)
+    return moveaxis(v, source, destination) if istracked(v) else ns(v).moveaxis(v, source, destination)
 
 
 def _einsum(*operands, subscripts, optimize=False):
