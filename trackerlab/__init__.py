@@ -88,6 +88,7 @@ from .rules.indexing import (
     take,
     take_along_axis,
 )
+from .rules.inverses import cholesky, det, inv, matrix_power, slogdet, solve
 from .rules.linalg import (
     cross,
     dot,
@@ -95,26 +96,13 @@ from .rules.linalg import (
     inner,
     kron,
     matmul,
+    multi_dot,
     outer,
     tensordot,
     vdot,
     vecdot,
 )
-from .rules.matrices import (
-    cholesky,
-    det,
-    diag,
-    diagonal,
-    inv,
-    matrix_power,
-    multi_dot,
-    norm,
-    slogdet,
-    solve,
-    trace,
-    tril,
-    triu,
-)
+from .rules.matrices import diag, diagonal, norm, trace, tril, triu
 from .rules.nn import (
     binary_cross_entropy_with_logits,
     cross_entropy,

@@ -9,10 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import elementwise, factorizations, indexing, linalg, matrices, nn, reductions, shape, utility  # noqa: F401
+from . import elementwise, factorizations, indexing, inverses, linalg, matrices, nn, reductions, shape, utility  # noqa: F401
 from ._util import COMPOSITES, WRAPPERS
 
-FAMILIES = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn", "utility")
+FAMILIES = (
+    "elementwise",
+    "reductions",
+    "shape",
+    "indexing",
+    "linalg",
+    "matrices",
+    "inverses",
+    "factorizations",
+    "nn",
+    "utility",
+)
 
 
 def functions() -> dict[str, Callable]:
