@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ._backend import NDARRAY, REAL_SCALARS, isfinite_scalar, namespace
+from ._checks import dtype_kind, dtype_name
 from .tracked import (
     RECORDING,
     Tracked,
@@ -22,7 +23,7 @@ from .tracked import (
     param,
     tracker,
 )
-from .walk import _dtype_name, _kind, backprop_steps
+from .walk import backprop_steps
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -185,7 +186,7 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
 def _check_numbers(y, who: str) -> None:
     """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
     value = data(y)
-    kind = _kind(value)
+    kind = dtype_kind(value)
     if kind is None:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         hint = (
@@ -464,13 +465,13 @@ def _step(step, value):
             step = namespace(value).asarray(step)
         except (TypeError, ValueError) as error:
             raise TypeError(f"update_: cannot read Δ as an array of numbers: {error}") from None
-    kind = _kind(step)
+    kind = dtype_kind(step)
     if kind is None or kind not in "biufc":
         what = f"an array of dtype {step.dtype}" if hasattr(step, "dtype") else f"a {type(step).__name__}"
         raise TypeError(f"update_: Δ is {what}; the step must be numbers (an array of x's shape, or a scalar)")
-    if kind == "c" and _kind(value) != "c":
+    if kind == "c" and dtype_kind(value) != "c":
         raise TypeError(
-            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({_dtype_name(value)}); "
+            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({dtype_name(value)}); "
             "a step must not make a real parameter complex (take the real part of the step, or make x complex)"
         )
     if _shape(step) not in ((), shape):
