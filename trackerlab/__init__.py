@@ -16,8 +16,9 @@ from . import (
 )
 from ._language import set_language
 from .anomaly import detect_anomaly
-from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
+from .api import back_, forward, gradient, hessian, jacobian
 from .ops import Op, grad_rule, primitive, supported_operations, track
+from .params import Grads, Params, update_, zero_grad_
 from .rules.elementwise import (
     abs,
     add,
