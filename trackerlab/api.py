@@ -11,7 +11,7 @@ from ._backend import isfinite_scalar, namespace, shape_of
 from ._checks import dtype_kind
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import RECORDING, Tracked, _copy_plain, _leaf, _new, _TrackedValue, _wrap, _zeros_like, data, param
-from .walk import backprop_steps
+from .walk import _walk
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -33,7 +33,7 @@ def back_(y, Δ=None) -> None:
     # gradient as it was, and a retry after the fix counts nothing twice.
     found = [
         (step.node, step.delta)
-        for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True)
+        for step in _walk(y, Δ, "back_", pending=False, leaves_only=True)
         if step.node.isleaf
     ]
     for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
@@ -114,7 +114,7 @@ def forward(f: Callable, *args):
         before = RECORDING.on
         RECORDING.on = True
         try:
-            for step in backprop_steps(y, Δ, nest=nest, stop=nodes, _pending=False, _who="back", _leaves_only=True):
+            for step in _walk(y, Δ, "back", nest=nest, stop=nodes, pending=False, leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
         finally:
@@ -241,7 +241,7 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         found = {}
         if isinstance(y, _TrackedValue):
             wanted = {p.tracker for p in params}
-            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient", _leaves_only=True):
+            for step in _walk(y, None, "gradient", nest=True, pending=False, leaves_only=True):
                 if step.node in wanted:
                     found[step.node] = step.delta
     finally:

@@ -53,33 +53,30 @@ class Step:
         return step_repr(self)
 
 
-def backprop_steps(
-    y,
-    Δ=None,
-    *,
-    nest: bool = False,
-    stop=(),
-    _pending: bool = True,
-    _who: str = "backprop_steps",
-    _leaves_only: bool = False,
-):
+def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
     """Walk the tape of ``y`` backwards, yielding one ``Step`` per node in the engine's real order.
 
     ``Δ`` is the sensitivity of ``y`` (1 for a scalar by default; a scalar Δ is broadcast over an
     array ``y``). With ``nest=True`` the pullbacks run on tracked values, so the sensitivities are
     themselves tracked and can be differentiated again. Nodes in ``stop`` are treated as leaves.
-    (``_leaves_only`` is for the engine's own consumers: the walk is the same, but only the steps of
-    leaves and ``stop`` nodes are yielded, the only ones ``back_`` and ``gradient`` read.)
 
     >>> import trackerlab as tl
     >>> a, b = tl.param(2.0), tl.param(3.0)
     >>> [(s.op, s.delta) for s in tl.backprop_steps(a * b)]
     [('multiply', 1.0), ('param', 3.0), ('param', 2.0)]
     """
+    return _walk(y, Δ, "backprop_steps", nest=nest, stop=stop)
+
+
+def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True, leaves_only: bool = False):
+    """``backprop_steps`` as the engine's own consumers call it: ``who`` names the caller in errors
+    (``back_: y has shape ...``); ``pending=False`` leaves each step's ``pending`` empty, and with
+    ``leaves_only`` only the steps of leaves and ``stop`` nodes are yielded (the walk is the same; they
+    are the only steps ``back_`` and ``gradient`` read)."""
     root = y.tracker if isinstance(y, _TrackedValue) else None
     if root is None:
-        raise TypeError(f"{_who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
-    g = seed(y, Δ, _who, nest)
+        raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
+    g = seed(y, Δ, who, nest)
     stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
     uses = _count_uses(root, stop)
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
@@ -97,7 +94,7 @@ def backprop_steps(
         if node.isleaf or (stop and node in stop):
             if check is not None:
                 check(node, g, ())
-            yield Step(index, node, g, (), (), tuple(waiting) if _pending else ())
+            yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
             index += 1
             continue
         call = node.f
@@ -162,14 +159,14 @@ def backprop_steps(
             raise wrapped from error
         if check is not None:
             check(node, g, sent)
-        if not _leaves_only:
+        if not leaves_only:
             yield Step(
                 index,
                 node,
                 g,
                 tuple(a if type(a) is Tracked else None for a in args),
                 sent,
-                tuple(waiting) if _pending else (),
+                tuple(waiting) if pending else (),
             )
         index += 1
 
