@@ -220,7 +220,8 @@ def _release(node: Tracked, stop, uses, ready) -> None:
 def _pullback(node: Tracked, g, nest: bool) -> list:
     """What the node's rule sends to each argument for the sensitivity ``g``.
 
-    Plain walks of unary and binary calls without settings (most of any tape) skip the general loop.
+    Plain walks of binary calls without settings (most of any tape, with the unary calls the walk runs
+    itself) skip the general loop.
     """
     call = node.f
     if nest and not isinstance(g, _TrackedValue) and not defers(g):
@@ -233,13 +234,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
         ans = _wrap(node)
         xs = [_wrap(a) if type(a) is Tracked else a for a in args]
     else:
-        n = len(args)
-        if n == 1 and not kwargs:
-            x = args[0]
-            if type(x) is Tracked and rules and rules[0] is not None:
-                return [rules[0](g, node.data, x.data)]
-            return [None]
-        if n == 2 and not kwargs and len(rules) == 2:
+        if len(args) == 2 and not kwargs and len(rules) == 2:
             x, y = args
             first, second = rules
             ans = node.data
