@@ -89,15 +89,7 @@ def forward(f: Callable, *args):
     >>> back(1)
     (3.0 (tracked), 2.0 (tracked))
     """
-    before = RECORDING.on
-    RECORDING.on = True
-    RECORDING.differentiating += 1  # float(x) on a tracked x refuses while f runs
-    try:
-        inputs = [_input(a) for a in args]
-        y = f(*inputs)
-    finally:
-        RECORDING.on = before
-        RECORDING.differentiating -= 1
+    inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
     given_tracked = any(isinstance(a, _TrackedValue) for a in args)
 
@@ -109,21 +101,42 @@ def forward(f: Callable, *args):
         # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
         # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
         nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
-        wanted = set(nodes)
-        found = {}
-        before = RECORDING.on
-        RECORDING.on = True
-        try:
-            for step in _walk(y, Δ, "back", nest=nest, stop=nodes, pending=False, leaves_only=True):
-                if step.node in wanted:
-                    found[step.node] = step.delta
-        finally:
-            RECORDING.on = before
+        found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes)
         if nest:
             return tuple(_as_result(found.get(n), n) for n in nodes)
         return tuple(_deferred(f, nodes, Δ, i, found.get(n)) for i, n in enumerate(nodes))
 
     return y, back
+
+
+def _run(f: Callable, args) -> tuple[list, object]:
+    """Fresh inputs for ``args`` and ``f``'s value at them, recorded (under ``no_grad`` too); ``float(x)``
+    of a tracked ``x`` refuses while ``f`` runs, as the number would carry no gradient."""
+    before = RECORDING.on
+    RECORDING.on = True
+    RECORDING.differentiating += 1
+    try:
+        inputs = [_input(a) for a in args]
+        return inputs, f(*inputs)
+    finally:
+        RECORDING.on = before
+        RECORDING.differentiating -= 1
+
+
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
+    """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
+    walk is recorded (under ``no_grad`` too), so that they can be differentiated again."""
+    wanted = set(wanted)
+    found = {}
+    before = RECORDING.on
+    RECORDING.on = True
+    try:
+        for step in _walk(y, Δ, who, nest=nest, stop=stop, pending=False, leaves_only=True):
+            if step.node in wanted:
+                found[step.node] = step.delta
+    finally:
+        RECORDING.on = before
+    return found
 
 
 def _self_contained(root: Tracked, inputs) -> bool:
@@ -229,23 +242,11 @@ def gradient(f: Callable, *args):
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:
-    before = RECORDING.on
-    RECORDING.on = True
-    RECORDING.differentiating += 1
-    try:
-        try:
-            y = f()
-        finally:
-            RECORDING.differentiating -= 1
-        _check_loss(y, "gradient")
-        found = {}
-        if isinstance(y, _TrackedValue):
-            wanted = {p.tracker for p in params}
-            for step in _walk(y, None, "gradient", nest=True, pending=False, leaves_only=True):
-                if step.node in wanted:
-                    found[step.node] = step.delta
-    finally:
-        RECORDING.on = before
+    _, y = _run(f, ())
+    _check_loss(y, "gradient")
+    found = {}
+    if isinstance(y, _TrackedValue):
+        found = _sensitivities(y, None, "gradient", [p.tracker for p in params], nest=True)
     return Grads({p.tracker: _as_result(found.get(p.tracker), p.tracker) for p in params}, params)
 
 
