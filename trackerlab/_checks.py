@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._backend import NDARRAY, REAL_SCALARS, namespace, shape_of
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from .tracked import Tracked, _copy_plain, _TrackedValue, data
 
 # ----------------------------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def seed(y, Δ, who: str, nest: bool = False):
 
 def _on_a_device(value) -> bool:
     """Whether ``value`` is an array of a library other than NumPy (CuPy, array-API libraries)."""
-    return hasattr(value, "dtype") and type(value).__module__.split(".")[0] != "numpy"
+    return hasattr(value, "dtype") and library_name(value) != "numpy"
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ._backend import isfinite_scalar, namespace, shape_of
+from ._backend import isfinite_scalar, library_name, namespace, shape_of
 from ._checks import dtype_kind
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import RECORDING, Tracked, _copy_plain, _leaf, _new, _TrackedValue, _wrap, _zeros_like, data, param
@@ -277,7 +277,7 @@ def jacobian(f: Callable, x):
         rows.append(xp.reshape(xp.asarray(data(back(seed)[0])), (-1,)))
     J = xp.stack(rows) if rows else xp.zeros((0, math.prod(in_shape)))
     J = xp.reshape(J, out_shape + in_shape)
-    return J if J.ndim or type(J).__module__.split(".")[0] != "numpy" else float(J)  # device values stay there
+    return J if J.ndim or library_name(J) != "numpy" else float(J)  # device values stay there
 
 
 def hessian(f: Callable, x):

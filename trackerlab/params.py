@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._backend import NDARRAY, REAL_SCALARS, namespace, shape_of
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import dtype_kind, dtype_name
 from .tracked import _changed, _lock, _setflags, _TrackedValue, _zeros_like, data, tracker
 
@@ -142,7 +142,7 @@ def update_(x, Δ, grads=None):
 
 
 def _other_library(a, b) -> bool:
-    return hasattr(b, "shape") and type(a).__module__.split(".")[0] != type(b).__module__.split(".")[0]
+    return hasattr(b, "shape") and library_name(a) != library_name(b)
 
 
 def _step(step, value):
