@@ -3,7 +3,8 @@
 ``back_``, ``forward``'s backpropagator, ``gradient``, the stepper widget and the graph highlighting all
 consume these steps. The walk is iterative (Kahn's algorithm over a local count of each node's uses), so
 tapes of any depth work, and it keeps every piece of state in local variables: running it twice gives the
-same steps, and an error half way leaves the tape as it was.
+same steps, and an error half way leaves the tape as it was. What it checks on the way (the seed, saved
+values changed since recording, what each pullback sent) is in ``_checks.py``.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
         args = call.args
         try:
             if len(args) == 1 and not nest and call.back is None and not call.kwargs:
-                # A plain unary call (most nodes of a chain): the general loop below, unrolled.
+                # A plain unary call (most nodes of a chain): the general loop below, unrolled; through
+                # the loop, the walk of a chain of scalar ops takes about a third longer.
                 x = args[0]
                 s = None
                 if type(x) is Tracked:
