@@ -17,9 +17,10 @@ from . import (
 from ._language import set_language
 from ._recording import no_grad
 from .anomaly import detect_anomaly
-from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
+from .api import back_, forward, gradient, hessian, jacobian
 from .custom_rules import grad_rule, primitive, track
 from .ops import Op, supported_operations
+from .params import Grads, Params, update_, zero_grad_
 from .rules.elementwise import (
     abs,
     add,
