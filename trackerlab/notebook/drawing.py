@@ -287,4 +287,3 @@ def _shown_once(figure) -> None:
 
 def _nothing(_):
     return None
-
