@@ -240,7 +240,7 @@ class Frames:
                     "sent": sent,
                     # the contributions each pending node holds, added up only when shown
                     "pending": {p: tuple(v for who, v in arrived.get(p, ())) for p in step.pending},
-                    "grads": {self.name(leaf): g for leaf, g in grads.items()},
+                    "grads": dict(grads),  # the leaves' grads so far, keyed by node
                 }
             )
         self.steps = Steps(self)
@@ -261,7 +261,7 @@ class Frames:
                 for e in f["sent"]
             ],
             "pending": {self.name(p): plain(_sum(v)) for p, v in f["pending"].items()},
-            "grads": {k: plain(g) for k, g in f["grads"].items()},
+            "grads": {self.name(leaf): plain(g) for leaf, g in f["grads"].items()},
             "done": self.done[: index + 1],
         }
         if self.checks is not None:
@@ -294,11 +294,7 @@ class Frames:
 
     def grads(self, index: int) -> dict:
         """The leaves' grads accumulated up to and including frame ``index``, keyed by node."""
-        out: dict = {}
-        for step in self.walk[: index + 1]:
-            if step.node.isleaf:
-                out[step.node] = step.delta if step.node not in out else out[step.node] + step.delta
-        return out
+        return dict(self.frames[index]["grads"])
 
     def sensitivities(self, index: int) -> dict:
         """What each node has received by frame ``index``: the full Δ of the nodes processed so far
@@ -357,7 +353,7 @@ class Frames:
                 lines.append(f"  → {e['to']}: {what}")
         pending = ", ".join(f"{self.name(k)} = {text(_sum(v))}" for k, v in s["pending"].items())
         lines.append(_("pending: {values}").format(values=pending or _("none")))
-        grads = ", ".join(f"{k} = {text(v)}" for k, v in s["grads"].items())
+        grads = ", ".join(f"{self.name(leaf)} = {text(v)}" for leaf, v in s["grads"].items())
         lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
         return "\n".join(lines)
 
