@@ -45,7 +45,7 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
     step = frames.walk[i]
     options = {} if check is None else {"check": check}
     if frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES:
-        options["focus"] = (step.node, _users(frames))
+        options["focus"] = (step.node, frames.users())
     return svg_markup(
         root,
         labels=frames.labels,
@@ -57,17 +57,6 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
         all_states=True,
         **options,
     )
-
-
-def _users(frames: Frames) -> dict:
-    """Each node's callers on the tape (the reverse of ``numbering``'s operands), found once per stepper."""
-    if frames.above is None:
-        users: dict = {}
-        for node, args in frames.numbered[2].items():
-            for arg in args:
-                users.setdefault(arg, []).append(node)
-        frames.above = users
-    return frames.above
 
 
 def check_report(check):

@@ -14,6 +14,8 @@ import numpy as np
 from .._backend import to_host
 from ..tracked import Tracked, _TrackedValue
 from ._i18n import _
+from ._tape import names as forward_names
+from ._tape import numbering
 
 __all__ = ["CHAIN", "Frames", "number", "plain"]
 
@@ -188,12 +190,9 @@ class Frames:
     def __init__(self, walk, names: dict, max_steps: int, root: Tracked | None = None):
         self.labels = dict(names)  # the user's names, for the drawing
         self.numbered = None
-        self.above = None
+        self._users = None
         self.names = dict(names)
         if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
-            from ._tape import names as forward_names
-            from ._tape import numbering
-
             self.numbered = numbering(root)
             self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
@@ -280,6 +279,16 @@ class Frames:
 
     def __len__(self) -> int:
         return len(self.frames)
+
+    def users(self) -> dict:
+        """Each node's callers on the tape (the reverse of ``numbering``'s operands), found once."""
+        if self._users is None:
+            users: dict = {}
+            for node, args in self.numbered[2].items():
+                for arg in args:
+                    users.setdefault(arg, []).append(node)
+            self._users = users
+        return self._users
 
     def states(self, index: int) -> dict:
         """Each node's state at frame ``index``: ``done``, ``current``, ``pending`` (holding part of its

@@ -9,11 +9,13 @@ import html
 import ipywidgets as widgets
 import traitlets
 
+from ..tracked import Tracked
 from ..walk import backprop_steps
 from ._frame_html import check_report, frame_html, frame_text
 from ._frames import Frames
 from ._i18n import _
 from ._static import static_html
+from ._tape import label_map
 
 __all__ = ["BackpropStepper"]
 
@@ -87,7 +89,7 @@ class BackpropStepper(widgets.VBox):
         self._root = y
         self._check = check_report(check)
         self._frames = Frames(
-            backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
+            backprop_steps(y, Δ, _who="BackpropStepper"), label_map(labels, "BackpropStepper"), max_steps, root=_node(y)
         )
         if self._check is not None:
             self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]
@@ -296,12 +298,4 @@ class BackpropStepper(widgets.VBox):
 
 
 def _node(y):
-    from ..tracked import Tracked
-
     return y if isinstance(y, Tracked) else getattr(y, "tracker", None)
-
-
-def _label_map(labels) -> dict:
-    from ._tape import label_map
-
-    return label_map(labels, "BackpropStepper")
