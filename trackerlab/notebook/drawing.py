@@ -22,7 +22,6 @@ __all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_svg"]
 
 DIRECTIONS = ("auto", "right", "down")
 AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards
-WRONG = "rule disagrees with finite differences"  # the legend shows it translated
 
 
 class TapeFigure(Figure):
