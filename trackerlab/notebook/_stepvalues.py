@@ -10,6 +10,7 @@ import numpy as np
 from .._backend import to_host
 from ..tracked import Tracked, _TrackedValue
 from ._i18n import _
+from ._tape import shape_text
 
 __all__ = ["constant", "number", "plain", "text"]
 
@@ -66,9 +67,9 @@ def text(value, limit: int = 6) -> str:
         return str(a.item()) if a.dtype.kind == "c" else number(a)
     if a.size <= limit:
         body = ", ".join(number(x) for x in a.reshape(-1))
-        return f"[{body}]" if a.ndim == 1 else f"[{body}] ({'×'.join(map(str, a.shape))})"
-    shape = "×".join(map(str, a.shape))
-    return _("{shape} array, {low} … {high}").format(shape=shape, low=number(a.min()), high=number(a.max()))
+        return f"[{body}]" if a.ndim == 1 else f"[{body}] ({shape_text(a.shape)})"
+    low, high = number(a.min()), number(a.max())
+    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high)
 
 
 def constant(value) -> str:
@@ -78,5 +79,5 @@ def constant(value) -> str:
     if shape is None and isinstance(value, list | tuple):
         shape = np.shape(value)
     if shape is not None and math.prod(shape) > 6:
-        return _("{shape} constant").format(shape="×".join(map(str, shape)))
+        return _("{shape} constant").format(shape=shape_text(shape))
     return text(value)
