@@ -89,7 +89,7 @@ class BackpropStepper(widgets.VBox):
         self._root = y
         self._check = check_report(check)
         self._frames = Frames(
-            backprop_steps(y, Δ, _who="BackpropStepper"), label_map(labels, "BackpropStepper"), max_steps, root=_node(y)
+            backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
         )
         if self._check is not None:
             self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]
@@ -299,3 +299,7 @@ class BackpropStepper(widgets.VBox):
 
 def _node(y):
     return y if isinstance(y, Tracked) else getattr(y, "tracker", None)
+
+
+def _label_map(labels) -> dict:
+    return label_map(labels, "BackpropStepper")
