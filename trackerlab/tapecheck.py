@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import math
 
-from ._backend import namespace
+from ._backend import namespace, shape_of
+from ._order import numbering
 from ._recording import no_grad
 from .anomaly import _place, recorded_at
 from .custom_rules import _CUSTOM_RULES, _rule_key
 from .ops import Op
 from .rules.utility import hook, nobacksies
 from .tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
+from .testing import _float64, _inner, _random_like
 from .tracked import Tracked, _TrackedValue, data
 
 __all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
@@ -68,35 +70,13 @@ def check_tape(y, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, 
     leaves = 0
     number = 0
     with no_grad():
-        for n in _tape(node):
+        for n in numbering(node)[0]:  # forward order, as the displays number the tape
             if n.isleaf:
                 leaves += 1
                 continue
             number += 1
             entries += _check_node(n, number, rng, float(eps), float(rtol), float(atol))
     return TapeCheck(entries, leaves, eps=eps, rtol=rtol, atol=atol, seed=seed)
-
-
-def _tape(root: Tracked) -> list:
-    """The nodes reachable from ``root``, each after its arguments (the order they were recorded in)."""
-    order = []
-    seen = {root}
-    stack = [(root, iter(_args(root)))]
-    while stack:
-        node, args = stack[-1]
-        for arg in args:
-            if arg not in seen:
-                seen.add(arg)
-                stack.append((arg, iter(_args(arg))))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    return order
-
-
-def _args(node: Tracked) -> list:
-    return [] if node.isleaf else [a for a in node.f.args if type(a) is Tracked]
 
 
 def _check_node(node: Tracked, number: int, rng, eps: float, rtol: float, atol: float) -> list:
@@ -203,7 +183,7 @@ class _Operation:
             return entry(WRONG, note=f"the pullback raised {_message(error)}")
         if sent is not None:
             sent = data(sent)
-            want, have = _shape(x), _shape(sent)
+            want, have = shape_of(x), shape_of(sent)
             if have != want:
                 note = f"the pullback sent a sensitivity of shape {have} for an argument of shape {want}"
                 return entry(WRONG, note=note)
@@ -301,29 +281,11 @@ def _kind(value) -> str:
 
 
 def _symmetric(x, xp) -> bool:
-    shape = _shape(x)
+    shape = shape_of(x)
     if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2:
         return False
     t = xp.matrix_transpose(x)
     return bool(xp.all(xp.abs(x - t) <= 1e-12 * (1 + xp.abs(x))))
-
-
-def _float64(value):
-    if isinstance(value, float):
-        return value
-    xp = namespace(value)
-    return xp.astype(xp.asarray(value), xp.float64)
-
-
-def _shape(value) -> tuple:
-    return tuple(getattr(value, "shape", ()))
-
-
-def _random_like(value, rng, xp):
-    shape = _shape(value)
-    if not shape and not hasattr(value, "shape"):
-        return float(rng.standard_normal())
-    return xp.asarray(rng.standard_normal(shape), dtype=xp.float64)
 
 
 def _direction(x, rng, xp):
@@ -336,20 +298,13 @@ def _direction(x, rng, xp):
     return v * xp.where(size == 0, 1.0, xp.minimum(size, 1.0))
 
 
-def _inner(a, b, xp) -> float:
-    a, b = data(a), data(b)
-    if not hasattr(a, "shape") and not hasattr(b, "shape"):
-        return float(a) * float(b)
-    return float(xp.sum(xp.asarray(a, dtype=xp.float64) * xp.asarray(b, dtype=xp.float64)))
-
-
 def _abs(value, xp):
     return xp.abs(xp.asarray(value)) if hasattr(value, "shape") else abs(value)
 
 
 def _close(a, b) -> bool:
     """Whether the recomputed value ``a`` (float64) matches the recorded ``b`` to ``b``'s precision."""
-    if _shape(a) != _shape(b):
+    if shape_of(a) != shape_of(b):
         return False
     xp = namespace(a, b)
     dtype = getattr(b, "dtype", None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._backend import namespace
+from ._backend import namespace, shape_of, to_host
 from ._checks import dtype_kind
 from ._recording import RECORDING
 from .api import forward
@@ -164,10 +164,10 @@ class _Level:
                 return f"check_grads: output {k + 1} is complex; weigh it into a real number (e.g. tl.abs(y) ** 2)"
         grads = self.gradients(self.xs)
         for i, (g, x) in enumerate(zip(grads, self.xs)):
-            if g is not None and _shape(g) != _shape(x):
+            if g is not None and shape_of(g) != shape_of(x):
                 return (
-                    f"{self.prefix}the gradient of argument {i + 1} has shape {_shape(g)}, "
-                    f"but the argument has shape {_shape(x)}"
+                    f"{self.prefix}the gradient of argument {i + 1} has shape {shape_of(g)}, "
+                    f"but the argument has shape {shape_of(x)}"
                 )
         reverse = sum(_inner(g, v, self.xp) for g, v in zip(grads, self.directions))
         numeric = self.numeric(self.directions)
@@ -209,7 +209,7 @@ class _Level:
             agrees = self.tol.close(r, n)
             mark = "agrees" if agrees else "DISAGREES"
             lines.append(
-                f"  argument {i + 1} (shape {_shape(x)}): reverse mode {r!r}, finite differences {n!r}: {mark}"
+                f"  argument {i + 1} (shape {shape_of(x)}): reverse mode {r!r}, finite differences {n!r}: {mark}"
             )
             if not agrees:
                 wrong.append(i)
@@ -235,7 +235,7 @@ class _Level:
     def elementwise(self, i: int, g, np) -> list[str]:
         """Argument ``i``'s gradient element by element, against central differences (small arguments)."""
         x = self.xs[i]
-        shape = _shape(x)
+        shape = shape_of(x)
         size = int(np.prod(shape)) if shape else 1
         if size > 100:
             return [f"  argument {i + 1} has {size} elements: too many to compare one by one"]
@@ -290,7 +290,7 @@ class _Level:
     def jvp_entry(self, k: int, index, i: int, np) -> float:
         """``<∂y_k[index]/∂x_i, v_i>`` by reverse mode: one walk with a one-hot sensitivity."""
         y, back = forward(lambda *ys: _outputs(self.function(*ys))[k], *self.xs)
-        shape = _shape(data(y))
+        shape = shape_of(data(y))
         if not shape:
             delta = 1.0
         else:
@@ -304,46 +304,39 @@ def _outputs(y) -> list:
     return list(y) if isinstance(y, tuple | list) else [y]
 
 
+# The plain-value arithmetic of finite differences, shared with ``check_tape``.
+
+
 def _float64(a):
+    """A float64 copy of a real value (a Python float for a Python number)."""
     a = data(a)
-    xp = namespace(a)
     if isinstance(a, bool | int | float):
         return float(a)
-    a = xp.asarray(a)
-    return xp.astype(a, xp.float64)
+    xp = namespace(a)
+    return xp.astype(xp.asarray(a), xp.float64)
 
 
 def _random_like(x, rng, xp):
+    """Standard normal values of ``x``'s shape, in float64 (a Python float for a number)."""
     x = data(x)
-    if isinstance(x, bool | int | float):
+    if not hasattr(x, "shape"):
         return float(rng.standard_normal())
-    values = rng.standard_normal(tuple(x.shape))
-    return xp.asarray(values, dtype=xp.float64)
+    return xp.asarray(rng.standard_normal(tuple(x.shape)), dtype=xp.float64)
 
 
 def _inner(a, b, xp) -> float:
-    if a is None:  # the output does not reach this argument
+    """``Σ a·b`` as a Python float, in float64 (0 for ``a is None``: nothing reaches this argument)."""
+    if a is None:
         return 0.0
     a, b = data(a), data(b)
-    if isinstance(a, float) or getattr(a, "ndim", 0) == 0:
+    if not hasattr(a, "shape") and not hasattr(b, "shape"):
         return float(a) * float(b)
-    return float(xp.sum(a * b))
-
-
-def _shape(x) -> tuple:
-    return tuple(getattr(x, "shape", ()))
+    return float(xp.sum(xp.asarray(a, dtype=xp.float64) * xp.asarray(b, dtype=xp.float64)))
 
 
 def _host(x, np):
     """A value as a NumPy array, wherever it lives (for printing and comparing on the host)."""
-    if isinstance(x, bool | int | float):
-        return np.asarray(x, dtype=float)
-    if hasattr(x, "get"):  # CuPy
-        return np.asarray(x.get())
-    try:
-        return np.asarray(x)
-    except (TypeError, ValueError, RuntimeError):
-        return np.asarray(x.tolist())
+    return np.asarray(x, dtype=float) if isinstance(x, bool | int | float) else to_host(x)
 
 
 def _show(a, np) -> str:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import unicodedata
 from collections import deque
 
+from .._order import numbering
 from ..tracked import Tracked
 from ._i18n import _
-from ._tape import dtype_text, names, numbering, shape_text, short, tape
+from ._tape import dtype_text, names, shape_text, short, tape
 
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
 

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._order import numbering
 from ..tracked import Tracked
 from ._chain import chain
 from ._i18n import _
 from ._stepvalues import constant, plain, text
 from ._tape import names as forward_names
-from ._tape import numbering
 
 __all__ = ["Frames", "Steps"]
 

@@ -8,9 +8,10 @@ import hashlib
 from html import escape
 
 from .._backend import device_of
+from .._order import numbering
 from ..tracked import Tracked, _TrackedValue
 from ._i18n import _, ngettext
-from ._tape import as_node, dtype_text, label_map, numbering, operands, shape_text, short
+from ._tape import as_node, dtype_text, label_map, operands, shape_text, short
 from ._values import array_html
 
 __all__ = ["html_repr"]

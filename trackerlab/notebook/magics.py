@@ -14,9 +14,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from .._order import numbering
 from ..tracked import _TrackedValue, param
 from ._i18n import _
-from ._tape import numbering
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
 
