@@ -18,10 +18,16 @@ from ._language import set_language
 from .anomaly import detect_anomaly
 from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
 from .ops import Op, grad_rule, primitive, supported_operations, track
+from .rules.complex_parts import (
+    angle,
+    conj,
+    conjugate,
+    imag,
+    real,
+)
 from .rules.elementwise import (
     abs,
     add,
-    angle,
     arccos,
     arccosh,
     arcsin,
@@ -31,23 +37,15 @@ from .rules.elementwise import (
     arctanh,
     astype,
     cbrt,
-    clip,
-    conj,
-    conjugate,
     cos,
     cosh,
     deg2rad,
     divide,
-    divmod,
     exp,
     exp2,
     expm1,
     float_power,
-    fmax,
-    fmin,
-    fmod,
     hypot,
-    imag,
     linspace,
     log,
     log1p,
@@ -55,19 +53,12 @@ from .rules.elementwise import (
     log10,
     logaddexp,
     logaddexp2,
-    maximum,
-    minimum,
-    mod,
     multiply,
-    nan_to_num,
     negative,
     positive,
     power,
     rad2deg,
-    real,
     reciprocal,
-    remainder,
-    select,
     sin,
     sinc,
     sinh,
@@ -76,7 +67,6 @@ from .rules.elementwise import (
     subtract,
     tan,
     tanh,
-    where,
 )
 from .rules.factorizations import eig, eigh, eigvals, eigvalsh, pinv, svd, svdvals
 from .rules.indexing import (
@@ -139,6 +129,22 @@ from .rules.reductions import (
     std,
     sum,
     var,
+)
+from .rules.remainders import (
+    divmod,
+    fmod,
+    mod,
+    remainder,
+)
+from .rules.selection import (
+    clip,
+    fmax,
+    fmin,
+    maximum,
+    minimum,
+    nan_to_num,
+    select,
+    where,
 )
 from .rules.shape import (
     append,

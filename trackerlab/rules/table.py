@@ -7,7 +7,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
-FAMILY_ORDER = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn", "utility")
+from . import FAMILIES
 
 _OPERATORS = {
     "__add__": "x + y",
@@ -97,7 +97,7 @@ def render() -> str:
     numpy, methods = _spellings()
     ops = operations()
     names = [n for n, op in ops.items() if op.rule is not None and not n.startswith("_")]
-    names.sort(key=lambda n: (FAMILY_ORDER.index(ops[n].family), n))
+    names.sort(key=lambda n: (FAMILIES.index(ops[n].family), n))
     lines = [HEADER, f"## {len(names)} operations with a gradient rule", ""]
     lines += ["| operation | family | NumPy | methods and operators |", "|---|---|---|---|"]
     for name in names:
@@ -106,7 +106,7 @@ def render() -> str:
     extra = composites()
     lines += ["", f"## {len(extra)} functions composed of those operations", ""]
     lines += ["| function | family | NumPy |", "|---|---|---|"]
-    for name in sorted(extra, key=lambda n: (FAMILY_ORDER.index(extra[n][0]), n)):
+    for name in sorted(extra, key=lambda n: (FAMILIES.index(extra[n][0]), n)):
         spelled = _cell(f"`{s}`" for s in numpy.get(name, []))
         lines.append(f"| `{name}` | {extra[name][0]} | {spelled} |")
     return "\n".join(lines) + "\n"
