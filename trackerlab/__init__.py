@@ -76,6 +76,14 @@ from .rules.indexing import (
     take,
     take_along_axis,
 )
+from .rules.joins import (
+    append,
+    column_stack,
+    concatenate,
+    hstack,
+    stack,
+    vstack,
+)
 from .rules.linalg import (
     cross,
     dot,
@@ -147,23 +155,16 @@ from .rules.selection import (
     where,
 )
 from .rules.shape import (
-    append,
-    array_split,
     atleast_1d,
     atleast_2d,
     atleast_3d,
     broadcast_to,
-    column_stack,
-    concatenate,
     copy,
     diff,
-    dsplit,
     expand_dims,
     flip,
     fliplr,
     flipud,
-    hsplit,
-    hstack,
     matrix_transpose,
     moveaxis,
     pad,
@@ -173,14 +174,17 @@ from .rules.shape import (
     roll,
     rollaxis,
     rot90,
-    split,
     squeeze,
-    stack,
     swapaxes,
     tile,
     transpose,
+)
+from .rules.splits import (
+    array_split,
+    dsplit,
+    hsplit,
+    split,
     vsplit,
-    vstack,
 )
 from .rules.utility import checkpoint, hook, identity, nobacksies
 from .tapecheck import check_tape

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     elementwise,
     factorizations,
     indexing,
+    joins,
     linalg,
     matrices,
     nn,
@@ -23,6 +24,7 @@ from . import (  # noqa: F401
     remainders,
     selection,
     shape,
+    splits,
     utility,
 )
 from ._util import COMPOSITES, WRAPPERS

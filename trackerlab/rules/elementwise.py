@@ -410,4 +410,5 @@ def _float_dtype(xp, *values):
     return xp.float64
 
 
-from .shape import broadcast_to, concatenate, expand_dims, moveaxis  # noqa: E402
+from .joins import concatenate  # noqa: E402
+from .shape import broadcast_to, expand_dims, moveaxis  # noqa: E402
