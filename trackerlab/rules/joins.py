@@ -40,14 +40,14 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
     Tracked 3-element float64 array:
     [1. 2. 3.]
     """
-    _no_out("concatenate", out, None)
+    _no_out("concatenate", out)
     return _cast("concatenate", _concatenate_op(*arrays, axis=axis), arrays, dtype, casting)
 
 
 @wrapper("stack")
 def stack(arrays, axis=0, out=None, *, dtype=None, casting=None):
     """Join a sequence of arrays of one shape along a new ``axis``, as ``numpy.stack``."""
-    _no_out("stack", out, None)
+    _no_out("stack", out)
     return _cast("stack", _stack_op(*arrays, axis=axis), arrays, dtype, casting)
 
 
@@ -64,9 +64,9 @@ def vstack(arrays, *, dtype=None, casting="same_kind"):
     return concatenate([atleast_2d(a) for a in arrays], axis=0, dtype=dtype, casting=casting)
 
 
-def _no_out(name: str, out, dtype) -> None:
-    if out is not None or dtype is not None:
-        raise TypeError(f"{name}: out= and dtype= are not supported on tracked values")
+def _no_out(name: str, out) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported on tracked values; use the result it returns")
 
 
 def _pieces_of(i: int, arrays, axis):
