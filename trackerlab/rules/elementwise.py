@@ -173,9 +173,10 @@ sinc = defop("sinc", _sinc, family="elementwise", doc="sin(πx) / (πx), and 1 a
 del u
 
 
-def _power_slope(x, y):
-    """d(x ** y)/dx = y x^(y−1). Where x = 0 and y = 0 that is 0 · 0⁻¹: the exponent is shifted to 0 there
-    (a constant), so that x ** 0 has slope 0 at 0 as everywhere else (PyTorch and JAX agree)."""
+def _power_slope(x, y, op=power):
+    """d(x ** y)/dx = y x^(y−1), with ``op`` ``power`` or ``float_power``. Where x = 0 and y = 0 that is
+    0 · 0⁻¹: the exponent is shifted to 0 there (a constant), so that x ** 0 has slope 0 at 0 as everywhere
+    else (PyTorch and JAX agree)."""
     a, b = data(x), data(y)
     if not hasattr(a, "shape") and not hasattr(b, "shape"):
         shift = 1.0 if a == 0 and b == 0 else 0.0
@@ -183,7 +184,7 @@ def _power_slope(x, y):
         xp = namespace(a, b)
         both = xp.logical_and(xp.asarray(a) == 0, xp.asarray(b) == 0)
         shift = mask(both, a if hasattr(a, "shape") and not is_complex(a) else b)
-    return power(x, y - 1 + shift) * y  # the operation first: a plain y of a strict backend refuses tracked operands
+    return op(x, y - 1 + shift) * y  # the operation first: a plain y of a strict backend refuses tracked operands
 
 
 def _base_of_log(x, y):
@@ -244,7 +245,7 @@ RULES = {
         lambda g, ans, x, y: unbroadcast(y, g * ans * log(_base_of_log(x, y))),
     ),
     "float_power": (
-        lambda g, ans, x, y: unbroadcast(x, g * _float_power_slope(x, y)),
+        lambda g, ans, x, y: unbroadcast(x, g * _power_slope(x, y, float_power)),
         lambda g, ans, x, y: unbroadcast(y, g * ans * log(_base_of_log(x, y))),
     ),
     "negative": (lambda g, ans, x: -g,),
@@ -296,13 +297,6 @@ RULES = {
     "sinc": (lambda g, ans, x: g * _sinc_slope(x),),
 }
 register_rules("elementwise", RULES)
-
-
-def _float_power_slope(x, y):
-    a, b = data(x), data(y)
-    xp = namespace(a, b)
-    both = xp.logical_and(xp.asarray(a) == 0, xp.asarray(b) == 0)
-    return float_power(x, y - 1 + mask(both, a if hasattr(a, "shape") and not is_complex(a) else b)) * y
 
 
 def _dtype(x):
