@@ -33,25 +33,25 @@ def problem(dtype: str, smoke: bool, *, sizes=SIZES, batch: int = 128, smoke_siz
 def floor(size):
     """Hand-written NumPy backprop."""
     params, X, Y = size
+    return lambda: hand_written_grads(np, params, X, Y)
 
-    def run():
-        W1, b1, W2, b2, W3, b3 = params
-        h1 = np.tanh(X @ W1 + b1)
-        h2 = np.tanh(h1 @ W2 + b2)
-        z = h2 @ W3 + b3
-        z = z - z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        p = e / e.sum(axis=1, keepdims=True)
-        n = X.shape[0]
-        dz = (p - Y) / n
-        dW3, db3 = h2.T @ dz, dz.sum(axis=0)
-        dh2 = (dz @ W3.T) * (1 - h2 * h2)
-        dW2, db2 = h1.T @ dh2, dh2.sum(axis=0)
-        dh1 = (dh2 @ W2.T) * (1 - h1 * h1)
-        dW1, db1 = X.T @ dh1, dh1.sum(axis=0)
-        return [dW1, db1, dW2, db2, dW3, db3]
 
-    return run
+def hand_written_grads(xp, params, X, Y) -> list:
+    """The gradients of the mean softmax cross-entropy of the 3-layer tanh MLP, written out by hand in ``xp``."""
+    W1, b1, W2, b2, W3, b3 = params
+    h1 = xp.tanh(X @ W1 + b1)
+    h2 = xp.tanh(h1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    z = z - z.max(axis=1, keepdims=True)
+    e = xp.exp(z)
+    p = e / e.sum(axis=1, keepdims=True)
+    dz = (p - Y) / X.shape[0]
+    dW3, db3 = h2.T @ dz, dz.sum(axis=0)
+    dh2 = (dz @ W3.T) * (1 - h2 * h2)
+    dW2, db2 = h1.T @ dh2, dh2.sum(axis=0)
+    dh1 = (dh2 @ W2.T) * (1 - h1 * h1)
+    dW1, db1 = X.T @ dh1, dh1.sum(axis=0)
+    return [dW1, db1, dW2, db2, dW3, db3]
 
 
 def trackerlab_loss(tl, params, X, Y):
@@ -93,6 +93,17 @@ def trackerlab_gradient(size):
     return run
 
 
+def torch_backward(torch, ps, Xt, Yt) -> None:
+    """PyTorch's step: clear the grads, the same loss, ``backward``."""
+    for p in ps:
+        p.grad = None
+    W1, b1, W2, b2, W3, b3 = ps
+    h1 = torch.tanh(Xt @ W1 + b1)
+    h2 = torch.tanh(h1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    torch.mean(torch.logsumexp(z, dim=1) - torch.sum(z * Yt, dim=1)).backward()
+
+
 def pytorch(size):
     torch = need("torch")
     params, X, Y = size
@@ -100,14 +111,7 @@ def pytorch(size):
     Xt, Yt = torch.tensor(X), torch.tensor(Y)
 
     def run():
-        for p in ps:
-            p.grad = None
-        W1, b1, W2, b2, W3, b3 = ps
-        h1 = torch.tanh(Xt @ W1 + b1)
-        h2 = torch.tanh(h1 @ W2 + b2)
-        z = h2 @ W3 + b3
-        loss = torch.mean(torch.logsumexp(z, dim=1) - torch.sum(z * Yt, dim=1))
-        loss.backward()
+        torch_backward(torch, ps, Xt, Yt)
         return [p.grad.numpy() for p in ps]
 
     return run

@@ -3,6 +3,7 @@ way, and the Python protocols (copy, pickle, weakref, format) on tracked values.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import pickle
 import sys
@@ -305,13 +306,17 @@ def test_no_grad_inside_no_grad_and_after_an_error():
     assert tl.istracked(x * 2)
 
 
-def test_no_grad_in_one_thread_never_stops_recording_in_another():
-    x = tl.param(3.0)
+@contextlib.contextmanager
+def another_thread_inside_no_grad(x, depth: int = 1):
+    """Run the block while another thread sits inside ``depth`` nested ``no_grad`` blocks; yields what that
+    thread saw (whether ``x * 2`` was tracked there), filled in once it has left."""
     entered, done = threading.Event(), threading.Event()
     seen = []
 
     def quiet():
-        with tl.no_grad():
+        with contextlib.ExitStack() as stack:
+            for _ in range(depth):
+                stack.enter_context(tl.no_grad())
             entered.set()
             done.wait(5)
             seen.append(tl.istracked(x * 2))
@@ -319,10 +324,18 @@ def test_no_grad_in_one_thread_never_stops_recording_in_another():
     thread = threading.Thread(target=quiet)
     thread.start()
     assert entered.wait(5)
-    y = x * x  # recorded here while the other thread is inside no_grad
-    tl.back_(y)
-    done.set()
-    thread.join()
+    try:
+        yield seen
+    finally:
+        done.set()
+        thread.join()
+
+
+def test_no_grad_in_one_thread_never_stops_recording_in_another():
+    x = tl.param(3.0)
+    with another_thread_inside_no_grad(x) as seen:
+        y = x * x  # recorded here while the other thread is inside no_grad
+        tl.back_(y)
     assert tl.istracked(y) and x.grad == 6.0
     assert seen == [False]
 
@@ -333,27 +346,14 @@ def test_the_fast_check_of_recording_counts_every_thread_with_recording_off():
 
     x = tl.param(2.0)
     assert EVERY_THREAD.recording and EVERY_THREAD.off == 0
-    entered, done = threading.Event(), threading.Event()
-    seen = []
-
-    def quiet():
-        with tl.no_grad(), tl.no_grad():
-            entered.set()
-            done.wait(5)
-            seen.append(tl.istracked(x * 2))
-
-    thread = threading.Thread(target=quiet)
-    thread.start()
-    assert entered.wait(5)
-    assert not EVERY_THREAD.recording and EVERY_THREAD.off == 1  # nested: one thread, counted once
-    assert tl.istracked(x * 2)  # the slow path: this thread's own state
-    with tl.no_grad():
-        assert EVERY_THREAD.off == 2 and not tl.istracked(x * 2)
-        RECORDING.on = True  # what forward and gradient do inside no_grad
-        assert EVERY_THREAD.off == 1 and tl.istracked(x * 2)
-        RECORDING.on = False
-    done.set()
-    thread.join()
+    with another_thread_inside_no_grad(x, depth=2) as seen:
+        assert not EVERY_THREAD.recording and EVERY_THREAD.off == 1  # nested: one thread, counted once
+        assert tl.istracked(x * 2)  # the slow path: this thread's own state
+        with tl.no_grad():
+            assert EVERY_THREAD.off == 2 and not tl.istracked(x * 2)
+            RECORDING.on = True  # what forward and gradient do inside no_grad
+            assert EVERY_THREAD.off == 1 and tl.istracked(x * 2)
+            RECORDING.on = False
     assert seen == [False]
     assert EVERY_THREAD.recording and EVERY_THREAD.off == 0
     assert tl.istracked(x * 2)

@@ -79,3 +79,20 @@ def environment(home: Path) -> dict:
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     return env
+
+
+def executed_stepper_notebook(home: Path, *, store_widget_state: bool):
+    """The stepper notebook run in a fresh kernel that sees this checkout (and fresh Jupyter dirs under
+    ``home``); returns the notebook and the environment it ran in."""
+    from nbclient import NotebookClient
+
+    nb = stepper_notebook()
+    env = environment(home)
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=store_widget_state).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return nb, env

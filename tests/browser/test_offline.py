@@ -4,29 +4,19 @@ with no flags, then stepped in headless Chromium with every request that is not 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
-from labkit import environment, stepper_notebook, write_notebook
+from labkit import executed_stepper_notebook, write_notebook
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     import nbformat
-    from nbclient import NotebookClient
 
     folder = tmp_path_factory.mktemp("export")
-    env = environment(folder / "home")
-    nb = stepper_notebook()
-    saved = dict(os.environ)
-    os.environ.update(env)  # the kernel sees this checkout of trackerlab and fresh Jupyter dirs
-    try:
-        NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=False).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    nb, env = executed_stepper_notebook(folder / "home", store_widget_state=False)
     path = write_notebook(nbformat.from_dict(nb), folder / "stepper.ipynb")
     run = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "html", str(path)],

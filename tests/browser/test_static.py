@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import shutil
 import threading
 
 import pytest
-from labkit import ROOT, environment, stepper_notebook
+from labkit import ROOT, executed_stepper_notebook
 
 VENDOR = ROOT / "vendor"
 REQUIRED = ("requirejs/require.js", "html-manager/embed-amd.js")
@@ -20,17 +19,8 @@ def export(tmp_path):
     """Execute the stepper notebook (storing the widget state) and write it as HTML next to ``vendor/``."""
     import nbconvert
     import nbformat
-    from nbclient import NotebookClient
 
-    nb = stepper_notebook()
-    env = environment(tmp_path / "home")
-    saved = dict(os.environ)
-    os.environ.update(env)  # the kernel sees this checkout of trackerlab and fresh Jupyter dirs
-    try:
-        NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    nb, _ = executed_stepper_notebook(tmp_path / "home", store_widget_state=True)
     assert "application/vnd.jupyter.widget-state+json" in nb.metadata["widgets"]
     exporter = nbconvert.HTMLExporter(
         template_name="lab",
