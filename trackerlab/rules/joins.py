@@ -8,13 +8,13 @@ wrapper, as NumPy spells it.
 
 from __future__ import annotations
 
-from ..ops import defop, register_rules
+from ..ops import as_operand, defop, register_rules
 from ..tracked import data
 from ._util import Each, array, composite, ns, real_for, size, wrapper
 from ._util import shape as shape_of
 from .elementwise import astype
 from .indexing import getitem
-from .shape import _operand, atleast_1d, atleast_2d, ravel, reshape, take_slice
+from .shape import atleast_1d, atleast_2d, ravel, reshape, take_slice
 
 
 def _concatenate(*arrays, axis=0):
@@ -145,7 +145,7 @@ def _cast(name: str, out, arrays, dtype, casting):
 def column_stack(arrays):
     """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
     columns = []
-    for a in map(_operand, arrays):
+    for a in (as_operand(a, "column_stack") for a in arrays):
         s = shape_of(a)
         columns.append(reshape(a, (s[0] if s else 1, 1)) if len(s) < 2 else a)
     return concatenate(columns, axis=1)

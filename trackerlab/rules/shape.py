@@ -6,7 +6,7 @@ them; joins of several arrays live in ``joins.py``, splits into pieces in ``spli
 
 from __future__ import annotations
 
-from ..ops import defop, register_rules
+from ..ops import as_operand, defop, register_rules
 from ._util import composite
 
 
@@ -262,18 +262,12 @@ from .reductions import sum  # noqa: E402
 # More of NumPy's shape functions, composed of the operations above (their gradients come from those).
 
 
-def _operand(x):
-    """A list or tuple given where an array is meant, as an array (through an operation, so that tracked
-    entries stay tracked); anything else as it is."""
-    return copy(x) if isinstance(x, list | tuple) else x
-
-
 @composite("shape")
 def atleast_3d(*arrays):
     """``x`` with at least three axes: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``;
     several arrays give a tuple, as ``numpy.atleast_3d``."""
     out = []
-    for x in map(_operand, arrays):
+    for x in (as_operand(a, "atleast_3d") for a in arrays):
         s = shape_of(x)
         if len(s) == 0:
             x = reshape(x, (1, 1, 1))
@@ -289,7 +283,6 @@ def atleast_3d(*arrays):
 def rot90(x, k=1, axes=(0, 1)):
     """``numpy.rot90``: rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
     towards the second."""
-    x = _operand(x)
     ndim = len(shape_of(x))
     axes = tuple(axes)
     if len(axes) != 2:
@@ -311,7 +304,6 @@ def rot90(x, k=1, axes=(0, 1)):
 @composite("shape")
 def rollaxis(x, axis, start=0):
     """``numpy.rollaxis``: move ``axis`` to lie before position ``start`` (prefer ``moveaxis``)."""
-    x = _operand(x)
     ndim = len(shape_of(x))
     if not -ndim <= axis < ndim:
         raise ValueError(f"rollaxis: axis {axis} is out of bounds for an array of dimension {ndim}")

@@ -10,7 +10,7 @@ import itertools
 from ..ops import defop, register_rules
 from ._util import composite, wrapper
 from ._util import shape as shape_of
-from .shape import _operand, pad, take_slice
+from .shape import pad, take_slice
 
 
 def _split(x, start, stop, axis=0):
@@ -60,7 +60,6 @@ register_rules("shape", RULES)
 
 
 def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
-    x = _operand(x)
     if len(shape_of(x)) < least:
         raise ValueError(f"{name}: only works on arrays of {least} or more dimensions (got shape {shape_of(x)})")
     return split(x, indices_or_sections, axis=axis)
@@ -69,7 +68,6 @@ def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
 @composite("shape")
 def hsplit(x, indices_or_sections):
     """``numpy.hsplit``: split along the second axis (the first for 1-D arrays)."""
-    x = _operand(x)
     return _split_along("hsplit", x, indices_or_sections, 1 if len(shape_of(x)) > 1 else 0, 1)
 
 
