@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
+from trackerlab._recording import RECORDING
 from trackerlab.rules import functions
-from trackerlab.tracked import RECORDING
 
 LOST = "tracking would be lost"
 

@@ -15,9 +15,11 @@ from . import (
     optim,
 )
 from ._language import set_language
+from ._recording import no_grad
 from .anomaly import detect_anomaly
 from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
-from .ops import Op, grad_rule, primitive, supported_operations, track
+from .custom_rules import grad_rule, primitive, track
+from .ops import Op, supported_operations
 from .rules.complex_parts import (
     angle,
     conj,
@@ -189,7 +191,7 @@ from .rules.splits import (
 from .rules.utility import checkpoint, hook, identity, nobacksies
 from .tapecheck import check_tape
 from .testing import check_grads
-from .tracked import Call, Tracked, TrackedArray, TrackedReal, data, grad, isleaf, istracked, no_grad, param, tracker
+from .tracked import Call, Tracked, TrackedArray, TrackedReal, data, grad, isleaf, istracked, param, tracker
 from .walk import Step, backprop_steps
 
 __version__ = "0.1.0"

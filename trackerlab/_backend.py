@@ -164,7 +164,7 @@ def isfinite_scalar(value) -> bool:
 import numpy as _np  # noqa: E402  (only to make a probe; engine code asks namespace())
 
 _NUMPY_PROBE = _np.empty(0)
-NDARRAY = _np.ndarray  # the tape makes the NumPy arrays it saves read-only (tracked._lock)
+NDARRAY = _np.ndarray  # the tape makes the NumPy arrays it saves read-only (_plain._lock)
 FLOAT64 = _NUMPY_PROBE.dtype  # the dtype of a Python float, as NumPy reads it
 REAL_SCALARS = frozenset({float, _np.float64, _np.float32, _np.float16})  # of shape (), real
 del _np

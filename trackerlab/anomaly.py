@@ -2,7 +2,7 @@
 ``AnomalyError`` at the first NaN or Inf of the backward pass, naming the operation whose pullback made it.
 
 While no thread is in the mode, recording an operation and each step of the walk cost one check of
-``tracked.ANOMALY.active``; the locations and the checks below run only inside the mode.
+``_recording.ANOMALY.active``; the locations and the checks below run only inside the mode.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import threading
 import weakref
 
 from ._backend import namespace
-from .tracked import ANOMALY, Tracked, data
+from ._recording import ANOMALY
+from .tracked import Tracked, data
 
 __all__ = ["AnomalyError", "detect_anomaly", "recorded_at"]
 

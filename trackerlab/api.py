@@ -6,22 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ._backend import NDARRAY, REAL_SCALARS, isfinite_scalar, namespace
-from .tracked import (
-    RECORDING,
-    Tracked,
-    _changed,
-    _copy_plain,
-    _leaf,
-    _lock,
-    _new,
-    _setflags,
-    _TrackedValue,
-    _wrap,
-    _zeros_like,
-    data,
-    param,
-    tracker,
-)
+from ._plain import _copy_plain, _lock, _setflags, _zeros_like
+from ._recording import RECORDING
+from .tracked import Tracked, _changed, _leaf, _new, _TrackedValue, _wrap, data, param, tracker
 from .walk import _dtype_name, _kind, backprop_steps
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]

@@ -1,22 +1,22 @@
-"""Operations: the ``Op`` type that records itself on the tape, custom rules (``track``, ``grad_rule``,
-``primitive``) and the registry that ``supported_operations`` reads."""
+"""Operations: the ``Op`` type that records itself on the tape, the reading of list operands as arrays, and
+the registry that ``supported_operations`` reads (custom rules, ``track`` and ``grad_rule``, build on it
+in ``custom_rules.py``)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ._backend import namespace
+from ._recording import EVERY_THREAD, RECORDING
 from .numpy_protocol import plain
-from .tracked import _NO_KWARGS, EVERY_THREAD, RECORDING, Tracked, _new, _TrackedValue, data
+from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
 
-__all__ = ["Op", "defop", "grad_rule", "primitive", "register_rules", "supported_operations", "track"]
+__all__ = ["Op", "defop", "register_rules", "supported_operations"]
 
 _OPS: dict[str, Op] = {}
 _ARGUMENT_KINDS = (_TrackedValue, list, tuple)
 _SEQUENCES = (list, tuple)
-_CUSTOM_RULES: dict[Callable, Callable] = {}
 _OPERATIONS = MappingProxyType(_OPS)
 
 
@@ -294,120 +294,3 @@ def operations() -> Mapping[str, Op]:
     NumPy's protocols look an operation up here on every call, so this makes no copy.
     """
     return _OPERATIONS
-
-
-# ----------------------------------------------------------------------------------------------------
-# Custom gradients, Flux style
-
-
-def _rule_key(f):
-    return getattr(f, "__wrapped__", f) if not isinstance(f, Op) else f
-
-
-def grad_rule(f: Callable) -> Callable:
-    """Flux ``@grad``: register a gradient rule for ``f``.
-
-    The decorated function takes the (possibly tracked) arguments of ``f`` and returns
-    ``(value, pullback)``: ``value`` computed from the plain data, and ``pullback(Δ)`` returning one
-    sensitivity per argument (``None`` for none). Write the pullback with the tracked arguments, not
-    their data, so that nested differentiation sees through it.
-
-    >>> import trackerlab as tl
-    >>> def minus(a, b):
-    ...     return tl.track(minus, a, b) if tl.istracked(a) or tl.istracked(b) else a - b
-    >>> @tl.grad_rule(minus)
-    ... def _(a, b):
-    ...     return minus(tl.data(a), tl.data(b)), lambda Δ: (Δ, -Δ)
-    >>> minus(tl.param(5.0), 2.0)
-    3.0 (tracked)
-    """
-
-    def register(rule: Callable) -> Callable:
-        _CUSTOM_RULES[_rule_key(f)] = rule
-        return rule
-
-    return register
-
-
-def track(f: Callable, *args, **kwargs):
-    """Record a call of ``f`` on the tape, using the rule registered for ``f``.
-
-    Built-in operations (``tl.sin``, ``tl.matmul``, …) record themselves; for a function of your own,
-    register its rule with ``@grad_rule(f)`` first.
-    """
-    if isinstance(f, Op):
-        if f.rule is None:
-            raise TypeError(f"track: {f.name} has no gradient rule; its results are not differentiable")
-        return (
-            _record(f, args, kwargs)
-            if (EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args)
-            else f(*args, **kwargs)
-        )
-    name = getattr(f, "__name__", repr(f))
-    rule = _CUSTOM_RULES.get(_rule_key(f))
-    if rule is None:
-        raise TypeError(f"track: no gradient rule is registered for {name}; define one with @tl.grad_rule({name})")
-    for i, a in enumerate(args):
-        if isinstance(a, _SEQUENCES) and _holds_tracked(a):
-            raise TypeError(
-                f"track: argument {i + 1} of {name} is a {type(a).__name__} holding tracked values, which a "
-                f"gradient rule cannot send sensitivities to; pass tl.stack([...]) instead"
-            )
-    value, pullback = _checked_rule_result(name, rule(*args, **kwargs))
-    if isinstance(value, _TrackedValue):
-        raise TypeError(
-            f"{name}: the rule returned a tracked value; compute the value from tl.data(...) of the "
-            "arguments so that the call is recorded once"
-        )
-    if not ((EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args)):
-        return value
-    stored = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
-    return _new(f, stored, kwargs, value, back=pullback)
-
-
-def _checked_rule_result(name: str, result) -> tuple:
-    """``(value, pullback)`` as a gradient rule must return it, or an error naming what it returned instead."""
-    if isinstance(result, tuple) and len(result) == 2 and callable(result[1]):
-        return result
-    if isinstance(result, list) and len(result) == 2:
-        problem = "returned a list; return a tuple (value, pullback)"
-    elif isinstance(result, tuple) and len(result) == 2:
-        problem = (
-            f"returned a pullback that is a {type(result[1]).__name__}, not a function; the pullback is a "
-            "function of the sensitivity Δ returning one sensitivity per argument, e.g. lambda Δ: (Δ, -Δ)"
-        )
-    elif isinstance(result, tuple | list):
-        problem = f"returned a {type(result).__name__} of {len(result)} items; return two: (value, pullback)"
-    else:
-        problem = f"returned a {type(result).__name__}; return a tuple (value, pullback)"
-    raise TypeError(f"{name}: the gradient rule {problem}")
-
-
-def _any_tracked(args) -> bool:
-    return any(isinstance(a, _TrackedValue) for a in args)
-
-
-def primitive(f: Callable) -> Callable:
-    """Make ``f`` record itself with ``track`` whenever an argument is tracked.
-
-    Python's stand-in for Julia's dispatch on ``TrackedArray``; pair it with ``@grad_rule(f)``.
-
-    >>> import trackerlab as tl
-    >>> @tl.primitive
-    ... def minus(a, b):
-    ...     return a - b
-    >>> @tl.grad_rule(minus)
-    ... def _(a, b):
-    ...     return minus(tl.data(a), tl.data(b)), lambda Δ: (Δ, -Δ)
-    >>> minus(tl.param([1.0, 2.0]), [1.0, 1.0])
-    Tracked 2-element float64 array:
-    [0. 1.]
-    """
-
-    @functools.wraps(f)
-    def recorded(*args, **kwargs):
-        if (EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args):
-            return track(recorded, *args, **kwargs)
-        return f(*args, **kwargs)
-
-    return recorded

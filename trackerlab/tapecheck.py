@@ -7,11 +7,13 @@ from __future__ import annotations
 import math
 
 from ._backend import namespace
+from ._recording import no_grad
 from .anomaly import _place, recorded_at
-from .ops import _CUSTOM_RULES, Op, _rule_key
+from .custom_rules import _CUSTOM_RULES, _rule_key
+from .ops import Op
 from .rules.utility import hook, nobacksies
 from .tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
-from .tracked import Tracked, _TrackedValue, data, no_grad
+from .tracked import Tracked, _TrackedValue, data
 
 __all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
 

@@ -1,4 +1,7 @@
-"""Tracked values: the leaves and nodes of the tape (``Tracked``, ``Call``) and their array-like wrappers."""
+"""Tracked values: the leaves and nodes of the tape (``Tracked``, ``Call``), the one place that records a
+node (``_new``), the array-like wrappers users hold, and Flux's accessors (``param``, ``data``, ``grad``).
+
+Whether recording is on lives in ``_recording.py``; the plain values the tape keeps, in ``_plain.py``."""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import operator
 import threading
 
 from ._backend import FLOAT64, NDARRAY, namespace
+from ._plain import _copy_plain, _leaf_value, _lock, _setflags, _shape, _zeros_like
+from ._recording import ANOMALY, RECORDING
 
 __all__ = [
     "Call",
@@ -16,98 +21,9 @@ __all__ = [
     "grad",
     "isleaf",
     "istracked",
-    "no_grad",
     "param",
     "tracker",
 ]
-
-
-class _Recording(threading.local):
-    """Whether operations on tracked values are recorded, in this thread (switched off by ``no_grad``), and
-    how many functions this thread is differentiating (``forward`` counts them; ``float(x)`` refuses inside one).
-
-    Each thread sees its own attributes: a ``no_grad`` in one thread never stops recording in another.
-    Reading a thread's own attribute costs several times a plain attribute, so the hot path asks
-    ``EVERY_THREAD.recording`` first (true while no thread has recording off) and reads ``on`` only
-    when some thread has it off. Setting ``on`` keeps that count.
-    """
-
-    differentiating = 0
-
-    def __init__(self):  # runs once in each thread that reads RECORDING
-        self._on = True
-        self.saved = []  # what each open ``no_grad`` restores on exit, innermost last
-
-    @property
-    def on(self) -> bool:
-        return self._on
-
-    @on.setter
-    def on(self, value) -> None:
-        value = bool(value)
-        if value is self._on:
-            return
-        with _EVERY_THREAD_LOCK:
-            self._on = value
-            everyone = EVERY_THREAD
-            everyone.off += -1 if value else 1
-            everyone.recording = everyone.off == 0
-
-
-class _EveryThread:
-    """How many threads have recording off; ``recording`` is true while none has (the hot path's one check)."""
-
-    __slots__ = ("off", "recording")  # slots: the cheapest attribute load
-
-    def __init__(self):
-        self.off = 0
-        self.recording = True
-
-
-EVERY_THREAD = _EveryThread()
-_EVERY_THREAD_LOCK = threading.Lock()
-RECORDING = _Recording()
-
-
-class _Anomaly:
-    """How many threads are inside ``detect_anomaly`` (``anomaly.py``); while none, recording costs one check."""
-
-    __slots__ = ("active", "checker", "record")  # slots: the check of ``active`` is the cheapest attribute load
-
-    def __init__(self):
-        self.active = 0
-        self.record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
-        self.checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
-
-
-ANOMALY = _Anomaly()
-
-
-class no_grad:
-    """Context manager: inside it, operations on tracked values return plain values and record nothing.
-
-    It affects the thread that enters it only, and it is re-entrant: one ``no_grad`` object may be
-    entered again while it is open, and each exit restores the state its own entry found.
-
-    >>> x = param(2.0)
-    >>> with no_grad():
-    ...     y = x * 3
-    >>> istracked(y)
-    False
-    """
-
-    __slots__ = ()
-
-    def __enter__(self):
-        state = RECORDING
-        state.saved.append(state.on)
-        state.on = False
-        return self
-
-    def __exit__(self, *exc):
-        state = RECORDING
-        state.on = state.saved.pop()
-        return False
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -118,7 +34,6 @@ class no_grad:
 
 _EPOCH = 0  # the number of leaf changes so far; each call remembers the value when it was recorded
 _EPOCH_LOCK = threading.Lock()
-_setflags = NDARRAY.setflags
 
 
 def _changed(node: Tracked) -> None:
@@ -127,13 +42,6 @@ def _changed(node: Tracked) -> None:
     with _EPOCH_LOCK:
         _EPOCH += 1
         node.f.epoch = _EPOCH  # a leaf's call is its own (see ``_leaf``)
-
-
-def _lock(value):
-    """Make a NumPy array read-only (the tape keeps it); other values are returned as they are."""
-    if type(value) is NDARRAY:
-        _setflags(value, False)
-    return value
 
 
 class Call:
@@ -186,7 +94,10 @@ _LEAF = Call()  # stands for "a leaf" when building a node by hand; each leaf ge
 
 
 def _leaf(value, grad) -> Tracked:
-    """A new leaf node holding ``value``, with a call of its own that records when the value changes."""
+    """A new leaf node holding ``value``, with a call of its own that records when the value changes.
+
+    Built with slot stores, as ``_new`` builds a node: a third of the cost of ``Tracked(_LEAF, ...)``
+    (``forward`` makes a leaf per input, a nested walk one per plain sensitivity)."""
     call = _call_new(Call)
     call.func = None
     call.args = ()
@@ -313,7 +224,7 @@ class _TrackedValue:
                 f"x.data = ...: x is the result of {node.f.name}, not a parameter; its value is what the "
                 "tape computed. Make a new parameter with tl.param(value) instead"
             )
-        node.data = new = _leaf_value(value, "x.data = ...")
+        node.data = new = _leaf_value(data(value), "x.data = ...")
         if _shape(node.grad) != _shape(new):
             node.grad = _zeros_like(new)
         _changed(node)
@@ -408,22 +319,9 @@ def _copy_leaf(value, who: str):
     return _restore(_copy_plain(node.data), _copy_plain(node.grad))
 
 
-def _copy_plain(value):
-    """A copy of a plain value that shares no memory with it (Python and NumPy scalars are immutable)."""
-    if type(value) is NDARRAY:
-        return value.copy()
-    if hasattr(value, "__array_namespace__") and hasattr(value, "shape"):
-        return value.__array_namespace__().asarray(value, copy=True)
-    return value
-
-
 def _restore(value, grad):
     """A parameter holding ``value`` (owned by it from now on) and ``grad``: what pickle and copy rebuild."""
     return _wrap(_leaf(_lock(value), grad))
-
-
-def _shape(value) -> tuple:
-    return tuple(getattr(value, "shape", ()))
 
 
 class TrackedReal(_TrackedValue):
@@ -572,39 +470,5 @@ def param(x):
     >>> param([1, 2]).dtype
     dtype('float64')
     """
-    value = _leaf_value(x, "param")
+    value = _leaf_value(data(x), "param")
     return _wrap(_leaf(value, _zeros_like(value)))
-
-
-def _leaf_value(x, who: str):
-    """``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one else holds."""
-    x = data(x)
-    if isinstance(x, bool | int | float):
-        return float(x)
-    xp = namespace(x)
-    if not hasattr(x, "dtype"):
-        try:
-            x = xp.asarray(x)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"{who}: cannot make a parameter from {type(x).__name__}: {error}") from None
-    if not (xp.isdtype(x.dtype, "real floating") or xp.isdtype(x.dtype, "complex floating")):
-        if not (xp.isdtype(x.dtype, "integral") or xp.isdtype(x.dtype, "bool")):
-            raise TypeError(f"{who}: cannot make a parameter of dtype {x.dtype}; use numbers")
-        x = xp.astype(x, xp.float64)
-    else:
-        x = xp.asarray(x, copy=True)
-    if x.ndim == 0 and type(x).__module__ == "numpy":
-        x = x[()]  # a numpy scalar: fast arithmetic, same dtype
-        if x.dtype == "float64":
-            x = float(x)
-    return _lock(x)
-
-
-def _zeros_like(x):
-    if isinstance(x, float):
-        return 0.0
-    if not hasattr(x, "shape") or (x.ndim == 0 and not hasattr(x, "__array_namespace__")):
-        return x * 0
-    if hasattr(x, "__array_namespace__"):  # the array's own namespace: no compatibility wrapper
-        return x.__array_namespace__().zeros_like(x)
-    return namespace(x).zeros_like(x)

@@ -12,7 +12,9 @@ from collections import deque
 
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers, namespace
-from .tracked import ANOMALY, RECORDING, Tracked, _copy_plain, _leaf, _TrackedValue, _wrap, data
+from ._plain import _copy_plain
+from ._recording import ANOMALY, RECORDING
+from .tracked import Tracked, _leaf, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from ..ops import defop, grad_rule, primitive, register_rules
-from ..tracked import RECORDING, data, no_grad
+from .._recording import RECORDING, no_grad
+from ..custom_rules import grad_rule, primitive
+from ..ops import defop, register_rules
+from ..tracked import data
 
 identity = defop("identity", lambda x: x, family="utility")
 register_rules("utility", {"identity": (lambda g, ans, x: g,)})

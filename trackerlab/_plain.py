@@ -1,0 +1,62 @@
+"""Plain values as the tape keeps them: NumPy arrays made read-only, copies that share no memory, zeros of
+a value's shape, and what a parameter holds. The tracked values (``tracked.py``) and the API build on it."""
+
+from __future__ import annotations
+
+from ._backend import NDARRAY, namespace
+
+_setflags = NDARRAY.setflags
+
+
+def _lock(value):
+    """Make a NumPy array read-only (the tape keeps it); other values are returned as they are."""
+    if type(value) is NDARRAY:
+        _setflags(value, False)
+    return value
+
+
+def _copy_plain(value):
+    """A copy of a plain value that shares no memory with it (Python and NumPy scalars are immutable)."""
+    if type(value) is NDARRAY:
+        return value.copy()
+    if hasattr(value, "__array_namespace__") and hasattr(value, "shape"):
+        return value.__array_namespace__().asarray(value, copy=True)
+    return value
+
+
+def _leaf_value(x, who: str):
+    """The plain ``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one
+    else holds (``who`` names the caller in errors)."""
+    if isinstance(x, bool | int | float):
+        return float(x)
+    xp = namespace(x)
+    if not hasattr(x, "dtype"):
+        try:
+            x = xp.asarray(x)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"{who}: cannot make a parameter from {type(x).__name__}: {error}") from None
+    if not (xp.isdtype(x.dtype, "real floating") or xp.isdtype(x.dtype, "complex floating")):
+        if not (xp.isdtype(x.dtype, "integral") or xp.isdtype(x.dtype, "bool")):
+            raise TypeError(f"{who}: cannot make a parameter of dtype {x.dtype}; use numbers")
+        x = xp.astype(x, xp.float64)
+    else:
+        x = xp.asarray(x, copy=True)
+    if x.ndim == 0 and type(x).__module__ == "numpy":
+        x = x[()]  # a numpy scalar: fast arithmetic, same dtype
+        if x.dtype == "float64":
+            x = float(x)
+    return _lock(x)
+
+
+def _zeros_like(x):
+    if isinstance(x, float):
+        return 0.0
+    if not hasattr(x, "shape") or (x.ndim == 0 and not hasattr(x, "__array_namespace__")):
+        return x * 0
+    if hasattr(x, "__array_namespace__"):  # the array's own namespace: no compatibility wrapper
+        return x.__array_namespace__().zeros_like(x)
+    return namespace(x).zeros_like(x)
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))

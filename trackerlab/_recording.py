@@ -1,0 +1,98 @@
+"""Recording state: whether operations on tracked values are recorded, per thread (``no_grad``) and in every
+thread at once (the hot path's one check), how many functions a thread is differentiating, and the
+anomaly mode's hooks. Every other engine module reads it; it imports nothing of theirs."""
+
+from __future__ import annotations
+
+import threading
+
+__all__ = ["ANOMALY", "EVERY_THREAD", "RECORDING", "no_grad"]
+
+
+class _Recording(threading.local):
+    """Whether operations on tracked values are recorded, in this thread (switched off by ``no_grad``), and
+    how many functions this thread is differentiating (``forward`` counts them; ``float(x)`` refuses inside one).
+
+    Each thread sees its own attributes: a ``no_grad`` in one thread never stops recording in another.
+    Reading a thread's own attribute costs several times a plain attribute, so the hot path asks
+    ``EVERY_THREAD.recording`` first (true while no thread has recording off) and reads ``on`` only
+    when some thread has it off. Setting ``on`` keeps that count.
+    """
+
+    differentiating = 0
+
+    def __init__(self):  # runs once in each thread that reads RECORDING
+        self._on = True
+        self.saved = []  # what each open ``no_grad`` restores on exit, innermost last
+
+    @property
+    def on(self) -> bool:
+        return self._on
+
+    @on.setter
+    def on(self, value) -> None:
+        value = bool(value)
+        if value is self._on:
+            return
+        with _EVERY_THREAD_LOCK:
+            self._on = value
+            everyone = EVERY_THREAD
+            everyone.off += -1 if value else 1
+            everyone.recording = everyone.off == 0
+
+
+class _EveryThread:
+    """How many threads have recording off; ``recording`` is true while none has (the hot path's one check)."""
+
+    __slots__ = ("off", "recording")  # slots: the cheapest attribute load
+
+    def __init__(self):
+        self.off = 0
+        self.recording = True
+
+
+EVERY_THREAD = _EveryThread()
+_EVERY_THREAD_LOCK = threading.Lock()
+RECORDING = _Recording()
+
+
+class _Anomaly:
+    """How many threads are inside ``detect_anomaly`` (``anomaly.py``); while none, recording costs one check."""
+
+    __slots__ = ("active", "checker", "record")  # slots: the check of ``active`` is the cheapest attribute load
+
+    def __init__(self):
+        self.active = 0
+        self.record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
+        self.checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
+
+
+ANOMALY = _Anomaly()
+
+
+class no_grad:
+    """Context manager: inside it, operations on tracked values return plain values and record nothing.
+
+    It affects the thread that enters it only, and it is re-entrant: one ``no_grad`` object may be
+    entered again while it is open, and each exit restores the state its own entry found.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param(2.0)
+    >>> with tl.no_grad():
+    ...     y = x * 3
+    >>> tl.istracked(y)
+    False
+    """
+
+    __slots__ = ()
+
+    def __enter__(self):
+        state = RECORDING
+        state.saved.append(state.on)
+        state.on = False
+        return self
+
+    def __exit__(self, *exc):
+        state = RECORDING
+        state.on = state.saved.pop()
+        return False
