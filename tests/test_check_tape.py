@@ -6,8 +6,11 @@ import re
 
 import numpy as np
 import pytest
+import test_rules_factorizations
 import test_rules_indexing
+import test_rules_inverses
 import test_rules_linalg
+import test_rules_matrices
 import test_rules_nn
 import test_rules_shape
 import test_rules_utility
@@ -135,7 +138,17 @@ def test_a_pullback_of_the_wrong_shape_or_count_is_wrong():
 
 def _families():
     cases = []
-    for module in (test_rules_indexing, test_rules_linalg, test_rules_nn, test_rules_shape, test_rules_utility):
+    modules = (
+        test_rules_indexing,
+        test_rules_linalg,
+        test_rules_matrices,
+        test_rules_inverses,
+        test_rules_factorizations,
+        test_rules_nn,
+        test_rules_shape,
+        test_rules_utility,
+    )
+    for module in modules:
         family = module.__name__.removeprefix("test_rules_")
         for name, entries in sorted(module.CASES.items()):
             for k, (f, *args) in enumerate(entries):

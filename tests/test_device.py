@@ -12,8 +12,11 @@ import gc
 
 import numpy as np
 import pytest
+import test_rules_factorizations
 import test_rules_indexing
+import test_rules_inverses
 import test_rules_linalg
+import test_rules_matrices
 import test_rules_nn
 import test_rules_utility
 from test_rules import CUPY_SKIP, DEVICES, check, host, namespace_of, no_synchronize, on
@@ -24,6 +27,9 @@ from trackerlab import _backend
 FAMILY_CASES = {
     "indexing": test_rules_indexing.CASES,
     "linalg": test_rules_linalg.CASES,
+    "matrices": test_rules_matrices.CASES,
+    "inverses": test_rules_inverses.CASES,
+    "factorizations": test_rules_factorizations.CASES,
     "nn": test_rules_nn.CASES,
     "utility": test_rules_utility.CASES,
 }

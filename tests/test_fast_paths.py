@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.walk import _count_uses
+from trackerlab.walk import _count_uses, _walk
 
 
 def test_a_node_also_used_off_the_walked_tape_is_released_by_its_walked_use():
@@ -60,7 +60,7 @@ def test_leaves_only_walks_agree_with_the_full_walk():
     x, w = tl.param(np.array([1.0, -2.0, 0.5])), tl.param(0.7)
     y = tl.sum(tl.tanh(x * w) * x)
     full = {s.node: s.delta for s in tl.backprop_steps(y) if s.isleaf}
-    leaves = list(tl.backprop_steps(y, _leaves_only=True))
+    leaves = list(_walk(y, None, "backprop_steps", leaves_only=True))
     assert all(s.isleaf for s in leaves) and len(leaves) == 2
     for s in leaves:
         np.testing.assert_allclose(s.delta, full[s.node])

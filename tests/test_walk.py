@@ -155,13 +155,13 @@ def test_the_walk_is_the_only_walk():
     import trackerlab.api as api
 
     calls = []
-    original = api.backprop_steps
+    original = api._walk  # backprop_steps' core, which names its caller
 
-    def spy(*args, **kwargs):
-        calls.append(kwargs.get("_who"))
-        return original(*args, **kwargs)
+    def spy(y, Δ, who, **kwargs):
+        calls.append(who)
+        return original(y, Δ, who, **kwargs)
 
-    api.backprop_steps = spy
+    api._walk = spy
     try:
         x = tl.param(2.0)
         tl.back_(x * x)
@@ -169,5 +169,13 @@ def test_the_walk_is_the_only_walk():
         tl.gradient(lambda x: x * x, 2.0)
         tl.gradient(lambda: x * x, tl.Params([x]))
     finally:
-        api.backprop_steps = original
+        api._walk = original
     assert calls == ["back_", "back", "back", "gradient"]
+
+
+def test_the_public_walk_has_only_public_options():
+    import inspect
+
+    assert list(inspect.signature(tl.backprop_steps).parameters) == ["y", "Δ", "nest", "stop"]
+    with pytest.raises(TypeError):
+        tl.backprop_steps(tl.param(2.0) * 3.0, _leaves_only=True)

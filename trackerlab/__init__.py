@@ -17,9 +17,10 @@ from . import (
 from ._language import set_language
 from ._recording import no_grad
 from .anomaly import detect_anomaly
-from .api import Grads, Params, back_, forward, gradient, hessian, jacobian, update_, zero_grad_
+from .api import back_, forward, gradient, hessian, jacobian
 from .custom_rules import grad_rule, primitive, track
 from .ops import Op, supported_operations
+from .params import Grads, Params, update_, zero_grad_
 from .rules.complex_parts import (
     angle,
     conj,
@@ -78,6 +79,7 @@ from .rules.indexing import (
     take,
     take_along_axis,
 )
+from .rules.inverses import cholesky, det, inv, matrix_power, slogdet, solve
 from .rules.joins import (
     append,
     column_stack,
@@ -93,26 +95,13 @@ from .rules.linalg import (
     inner,
     kron,
     matmul,
+    multi_dot,
     outer,
     tensordot,
     vdot,
     vecdot,
 )
-from .rules.matrices import (
-    cholesky,
-    det,
-    diag,
-    diagonal,
-    inv,
-    matrix_power,
-    multi_dot,
-    norm,
-    slogdet,
-    solve,
-    trace,
-    tril,
-    triu,
-)
+from .rules.matrices import diag, diagonal, norm, trace, tril, triu
 from .rules.nn import (
     binary_cross_entropy_with_logits,
     cross_entropy,

@@ -1,15 +1,19 @@
-"""The public functions of Flux.Tracker, built on the one walk: ``back_``, ``forward``, ``gradient``,
-``jacobian``, ``hessian``, ``Params``/``Grads``, ``update_`` and ``zero_grad_``."""
+"""The differentiating functions of Flux.Tracker, built on the one walk: ``back_``, ``forward``,
+``gradient``, ``jacobian`` and ``hessian`` (``Params``, ``Grads``, ``update_`` and ``zero_grad_`` live in
+``params.py`` and are importable from here too)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable
 
-from ._backend import NDARRAY, REAL_SCALARS, isfinite_scalar, namespace
-from ._plain import _copy_plain, _lock, _setflags, _zeros_like
+from ._backend import isfinite_scalar, library_name, namespace, shape_of
+from ._checks import dtype_kind
+from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
-from .tracked import Tracked, _changed, _leaf, _new, _TrackedValue, _wrap, data, param, tracker
-from .walk import _dtype_name, _kind, backprop_steps
+from .params import Grads, Params, update_, zero_grad_
+from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .walk import _walk
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -31,15 +35,15 @@ def back_(y, Δ=None) -> None:
     # gradient as it was, and a retry after the fix counts nothing twice.
     found = [
         (step.node, step.delta)
-        for step in backprop_steps(y, Δ, _pending=False, _who="back_", _leaves_only=True)
+        for step in _walk(y, Δ, "back_", pending=False, leaves_only=True)
         if step.node.isleaf
     ]
     for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
         total = node.grad
         if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
             raise ValueError(
-                f"back_: a parameter's .grad has shape {_shape(total)}, but the parameter has shape "
-                f"{_shape(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
+                f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
+                f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
             )
     for node, delta in found:
         node.grad = _accumulate(node.grad, delta)
@@ -53,10 +57,6 @@ def _accumulate(total, delta):
     except (TypeError, ValueError):
         total = total + delta
     return total
-
-
-def _shape(value) -> tuple:
-    return tuple(getattr(value, "shape", ()))
 
 
 def _input(x):
@@ -91,15 +91,7 @@ def forward(f: Callable, *args):
     >>> back(1)
     (3.0 (tracked), 2.0 (tracked))
     """
-    before = RECORDING.on
-    RECORDING.on = True
-    RECORDING.differentiating += 1  # float(x) on a tracked x refuses while f runs
-    try:
-        inputs = [_input(a) for a in args]
-        y = f(*inputs)
-    finally:
-        RECORDING.on = before
-        RECORDING.differentiating -= 1
+    inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
     given_tracked = any(isinstance(a, _TrackedValue) for a in args)
 
@@ -111,21 +103,42 @@ def forward(f: Callable, *args):
         # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
         # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
         nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
-        wanted = set(nodes)
-        found = {}
-        before = RECORDING.on
-        RECORDING.on = True
-        try:
-            for step in backprop_steps(y, Δ, nest=nest, stop=nodes, _pending=False, _who="back", _leaves_only=True):
-                if step.node in wanted:
-                    found[step.node] = step.delta
-        finally:
-            RECORDING.on = before
+        found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes)
         if nest:
             return tuple(_as_result(found.get(n), n) for n in nodes)
         return tuple(_deferred(f, nodes, Δ, i, found.get(n)) for i, n in enumerate(nodes))
 
     return y, back
+
+
+def _run(f: Callable, args) -> tuple[list, object]:
+    """Fresh inputs for ``args`` and ``f``'s value at them, recorded (under ``no_grad`` too); ``float(x)``
+    of a tracked ``x`` refuses while ``f`` runs, as the number would carry no gradient."""
+    before = RECORDING.on
+    RECORDING.on = True
+    RECORDING.differentiating += 1
+    try:
+        inputs = [_input(a) for a in args]
+        return inputs, f(*inputs)
+    finally:
+        RECORDING.on = before
+        RECORDING.differentiating -= 1
+
+
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
+    """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
+    walk is recorded (under ``no_grad`` too), so that they can be differentiated again."""
+    wanted = set(wanted)
+    found = {}
+    before = RECORDING.on
+    RECORDING.on = True
+    try:
+        for step in _walk(y, Δ, who, nest=nest, stop=stop, pending=False, leaves_only=True):
+            if step.node in wanted:
+                found[step.node] = step.delta
+    finally:
+        RECORDING.on = before
+    return found
 
 
 def _self_contained(root: Tracked, inputs) -> bool:
@@ -172,7 +185,7 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
 def _check_numbers(y, who: str) -> None:
     """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
     value = data(y)
-    kind = _kind(value)
+    kind = dtype_kind(value)
     if kind is None:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         hint = (
@@ -192,7 +205,7 @@ def _check_loss(y, who: str) -> None:
     _check_numbers(y, who)
     value = data(y)
     shape = tuple(getattr(value, "shape", ()))
-    if shape and _size(shape) != 1:
+    if shape and math.prod(shape) != 1:
         raise ValueError(
             f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
             "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
@@ -206,13 +219,6 @@ def _check_loss(y, who: str) -> None:
         ) from None
     if not finite:
         raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")
-
-
-def _size(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def gradient(f: Callable, *args):
@@ -238,99 +244,12 @@ def gradient(f: Callable, *args):
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:
-    before = RECORDING.on
-    RECORDING.on = True
-    RECORDING.differentiating += 1
-    try:
-        try:
-            y = f()
-        finally:
-            RECORDING.differentiating -= 1
-        _check_loss(y, "gradient")
-        found = {}
-        if isinstance(y, _TrackedValue):
-            wanted = {p.tracker for p in params}
-            for step in backprop_steps(y, nest=True, _pending=False, _who="gradient", _leaves_only=True):
-                if step.node in wanted:
-                    found[step.node] = step.delta
-    finally:
-        RECORDING.on = before
+    _, y = _run(f, ())
+    _check_loss(y, "gradient")
+    found = {}
+    if isinstance(y, _TrackedValue):
+        found = _sensitivities(y, None, "gradient", [p.tracker for p in params], nest=True)
     return Grads({p.tracker: _as_result(found.get(p.tracker), p.tracker) for p in params}, params)
-
-
-class Params:
-    """An ordered set of tracked parameters, for ``gradient(f, Params([W, b]))`` and the optimisers.
-
-    >>> import trackerlab as tl
-    >>> W, b = tl.param([[1.0, 2.0]]), tl.param([0.0])
-    >>> len(tl.Params([W, b, W]))
-    2
-    """
-
-    def __init__(self, values: Iterable = ()):
-        self._values: list = []
-        self._nodes: set = set()
-        for value in values:
-            self.push(value)
-
-    def push(self, value) -> None:
-        node = tracker(value)
-        if node is None:
-            raise TypeError(f"Params: only tracked values can be parameters (got {type(value).__name__})")
-        if node not in self._nodes:
-            self._nodes.add(node)
-            self._values.append(value)
-
-    def __iter__(self):
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __contains__(self, value) -> bool:
-        return tracker(value) in self._nodes
-
-    def __getitem__(self, i):
-        return self._values[i]
-
-    def __repr__(self) -> str:
-        from ._text import params_repr
-
-        return params_repr(self)
-
-
-class Grads:
-    """The gradients of ``gradient(f, Params(...))``, indexed by parameter: ``gs[W]``."""
-
-    def __init__(self, grads: dict, params: Params):
-        self._grads = grads
-        self.params = params
-
-    def __getitem__(self, value):
-        node = tracker(value)
-        if node is None or node not in self._grads:
-            raise KeyError("Grads: no gradient for this value; it was not one of the Params")
-        return self._grads[node]
-
-    def __contains__(self, value) -> bool:
-        return tracker(value) in self._grads
-
-    def __iter__(self):
-        return iter(self.params)
-
-    def __len__(self) -> int:
-        return len(self._grads)
-
-    def items(self):
-        return [(p, self._grads[p.tracker]) for p in self.params]
-
-    def values(self):
-        return [self._grads[p.tracker] for p in self.params]
-
-    def __repr__(self) -> str:
-        from ._text import grads_repr
-
-        return grads_repr(self)
 
 
 def jacobian(f: Callable, x):
@@ -347,7 +266,7 @@ def jacobian(f: Callable, x):
     x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
     out_shape = tuple(getattr(y_value, "shape", ()))
     in_shape = tuple(getattr(x_value, "shape", ()))
-    n_out = _size(out_shape)
+    n_out = math.prod(out_shape)
     xp = namespace(y_value, x_value)
     rows = []
     for i in range(n_out):
@@ -358,9 +277,9 @@ def jacobian(f: Callable, x):
         else:
             seed = 1.0
         rows.append(xp.reshape(xp.asarray(data(back(seed)[0])), (-1,)))
-    J = xp.stack(rows) if rows else xp.zeros((0, _size(in_shape)))
+    J = xp.stack(rows) if rows else xp.zeros((0, math.prod(in_shape)))
     J = xp.reshape(J, out_shape + in_shape)
-    return J if J.ndim or type(J).__module__.split(".")[0] != "numpy" else float(J)  # device values stay there
+    return J if J.ndim or library_name(J) != "numpy" else float(J)  # device values stay there
 
 
 def hessian(f: Callable, x):
@@ -378,109 +297,3 @@ def hessian(f: Callable, x):
         return back()[0]
 
     return jacobian(grad_f, x)
-
-
-def update_(x, Δ, grads=None):
-    """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
-
-    ``update_(opt, params, grads)`` applies an optimiser of ``tl.optim`` to every parameter.
-
-    >>> import trackerlab as tl
-    >>> x = tl.param([1.0, 2.0])
-    >>> tl.update_(x, [0.5, 0.5]).data
-    array([1.5, 2.5])
-    """
-    if not isinstance(x, _TrackedValue) and _is_optimiser(x):
-        opt, params = x, Δ
-        if grads is None:
-            raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
-        for p in params:
-            update_(p, -opt.apply(p, data(grads[p])))
-        return params
-    node = tracker(x)
-    if node is None:
-        raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
-    if not node.isleaf:
-        raise ValueError(
-            f"update_: x is the result of {node.f.name}, not a parameter; update_ changes parameters "
-            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
-            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
-        )
-    value = node.data
-    step = _step(data(Δ), value)
-    if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
-        try:
-            _setflags(value, True)
-        except ValueError:  # an array the leaf does not own: replace it
-            value = _lock((value + step).astype(value.dtype))
-        else:
-            try:
-                value += step
-            finally:
-                _setflags(value, False)
-    elif type(value) is float and type(step) in REAL_SCALARS:
-        value = float(value + step)
-    elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):
-        value = type(value)(value + step)  # a Python or NumPy scalar keeps its type
-    else:
-        try:
-            value += step
-        except (TypeError, ValueError):  # a backend without in-place updates
-            value = namespace(value).astype(value + step, value.dtype)
-    node.data = value
-    _changed(node)  # the tape recorded before this reads a stale value: the walk refuses it
-    node.grad = _zeros_like(value)
-    return x
-
-
-def _other_library(a, b) -> bool:
-    return hasattr(b, "shape") and type(a).__module__.split(".")[0] != type(b).__module__.split(".")[0]
-
-
-def _step(step, value):
-    """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
-    kind = type(step)
-    if kind is NDARRAY:
-        if type(value) is NDARRAY and step.dtype is value.dtype and step.shape == value.shape:
-            return step  # the step of a training loop: the parameter's own shape and dtype
-    elif kind in REAL_SCALARS and type(value) in REAL_SCALARS:
-        return step
-    shape = _shape(value)
-    if isinstance(step, list | tuple) or (hasattr(step, "shape") and _other_library(step, value)):
-        try:  # a list, or a host Δ for a device x: one explicit copy to x's device
-            step = namespace(value).asarray(step)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"update_: cannot read Δ as an array of numbers: {error}") from None
-    kind = _kind(step)
-    if kind is None or kind not in "biufc":
-        what = f"an array of dtype {step.dtype}" if hasattr(step, "dtype") else f"a {type(step).__name__}"
-        raise TypeError(f"update_: Δ is {what}; the step must be numbers (an array of x's shape, or a scalar)")
-    if kind == "c" and _kind(value) != "c":
-        raise TypeError(
-            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({_dtype_name(value)}); "
-            "a step must not make a real parameter complex (take the real part of the step, or make x complex)"
-        )
-    if _shape(step) not in ((), shape):
-        raise ValueError(
-            f"update_: Δ has shape {_shape(step)}, but x has shape {shape}; a step cannot change x's shape"
-        )
-    return step
-
-
-def _is_optimiser(x) -> bool:
-    from .optim import Optimiser  # optim imports the engine, so it is imported here, when needed
-
-    return isinstance(x, Optimiser)
-
-
-def zero_grad_(x):
-    """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
-    if isinstance(x, Params | list | tuple):
-        for value in x:
-            zero_grad_(value)
-        return x
-    node = tracker(x)
-    if node is None:
-        raise TypeError(f"zero_grad_: x is not tracked (got {type(x).__name__})")
-    node.grad = _zeros_like(node.data)
-    return x

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._backend import namespace
+from ._checks import dtype_kind
 from ._recording import RECORDING
 from .api import forward
 from .rules.reductions import sum as _sum
 from .tracked import data, istracked, tracker
-from .walk import _kind, backprop_steps
+from .walk import _walk
 
 __all__ = ["check_grads"]
 
@@ -44,7 +45,7 @@ def check_grads(
     """
     __tracebackhide__ = True  # pytest shows the caller's line; the failure is raised from here alone
     for i, a in enumerate(args):
-        if _kind(data(a)) == "c":
+        if dtype_kind(data(a)) == "c":
             raise TypeError(
                 f"check_grads: argument {i + 1} is complex; finite differences here are real: check the "
                 "function of its real and imaginary parts, f(a + 1j * b), with real a and b"
@@ -123,7 +124,7 @@ class _Level:
         return total
 
     def gradients(self, xs) -> list:
-        """The gradient of ``scalar`` at ``xs`` by one walk of ``backprop_steps``.
+        """The gradient of ``scalar`` at ``xs`` by one walk of the tape (the engine's own, ``walk._walk``).
 
         ``forward`` records the call (plain ``xs`` become leaves, tracked ones are reached through a
         recorded identity); the walk is plain for plain ``xs``, nested for tracked ones. An argument the
@@ -143,7 +144,7 @@ class _Level:
             before = RECORDING.on
             RECORDING.on = True  # a nested walk records the pullbacks
             try:
-                for step in backprop_steps(y, nest=nest, stop=nodes, _pending=False, _leaves_only=True):
+                for step in _walk(y, None, "check_grads", nest=nest, stop=nodes, pending=False, leaves_only=True):
                     if step.node in wanted:
                         found[step.node] = step.delta
             finally:
@@ -159,7 +160,7 @@ class _Level:
 
     def run(self) -> str | None:
         for k, y in enumerate(self.outputs or ()):
-            if _kind(data(y)) == "c":
+            if dtype_kind(data(y)) == "c":
                 return f"check_grads: output {k + 1} is complex; weigh it into a real number (e.g. tl.abs(y) ** 2)"
         grads = self.gradients(self.xs)
         for i, (g, x) in enumerate(zip(grads, self.xs)):

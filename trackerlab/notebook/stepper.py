@@ -9,7 +9,7 @@ import html
 import ipywidgets as widgets
 import traitlets
 
-from ..walk import backprop_steps
+from ..walk import _walk
 from ._frames import Frames
 from ._i18n import _
 from ._static import static_html
@@ -86,7 +86,7 @@ class BackpropStepper(widgets.VBox):
         self._root = y
         self._check = _check_report(check)
         self._frames = Frames(
-            backprop_steps(y, Δ, _who="BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
+            _walk(y, Δ, "BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
         )
         if self._check is not None:
             self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]

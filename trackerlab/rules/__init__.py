@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     elementwise,
     factorizations,
     indexing,
+    inverses,
     joins,
     linalg,
     matrices,
@@ -38,6 +39,9 @@ FAMILIES = (
     "shape",
     "indexing",
     "linalg",
+    "matrices",
+    "inverses",
+    "factorizations",
     "nn",
     "utility",
 )

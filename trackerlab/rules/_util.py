@@ -97,6 +97,14 @@ def axes_of(axis, ndim: int) -> tuple:
     return tuple(sorted(out))
 
 
+def inverse_permutation(order) -> tuple:
+    """The axes that undo ``transpose(x, order)``: transposing by ``order``, then by these, gives ``x`` back."""
+    out = [0] * len(order)
+    for i, a in enumerate(order):
+        out[a] = i
+    return tuple(out)
+
+
 def lift(g, like):
     """A sensitivity that is a Python number (the walk seeds a scalar output with 1.0) as a 0-d value of
     ``like``'s backend, so that reshaping it stays on that backend; tracked ``g`` stays tracked."""

@@ -1,5 +1,5 @@
-"""Matrix decompositions and their gradient rules (family ``linalg``): ``svd`` and ``svdvals``, ``eigh`` and
-``eigvalsh``, ``eig`` and ``eigvals``, and ``pinv``.
+"""Matrix decompositions and their gradient rules (family ``factorizations``): ``svd`` and ``svdvals``,
+``eigh`` and ``eigvalsh``, ``eig`` and ``eigvals``, and ``pinv``.
 
 A decomposition has several results, and each is an operation of its own on the tape: ``svd`` records
 U and Vh as two ``svd`` calls and s as ``svdvals``; ``eigh`` records ``eigvalsh`` and ``eigh`` (the
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ..ops import defop, register_rules
-from ._util import wrapper
+from ._util import real_only, refuse_complex, wrapper
 
 SVDResult = namedtuple("SVDResult", "U S Vh")
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
@@ -83,36 +83,21 @@ def _pinv(x, rcond=None, hermitian=False, *, rtol=None):
     return pinv_(array(x)) if cutoff is None else pinv_(array(x), rtol=cutoff)
 
 
-def _real(name: str, impl):
-    """The forward ``impl`` refusing complex matrices, which the rules here do not cover."""
-
-    def checked(x, *args, **kwargs):
-        refuse_complex(name, x, why="the rules here cover real matrices")
-        return impl(x, *args, **kwargs)
-
-    checked.__name__ = name
-    return checked
+_REAL = "the rules here cover real matrices"
 
 
-_svd_op = defop("svd", _real("svd", _svd), arity=1, family="linalg", doc="U or Vh of the singular value decomposition.")
-svdvals = defop(
-    "svdvals", _real("svdvals", _svdvals), arity=1, family="linalg", doc="The singular values, largest first."
-)
-_eigh_op = defop(
-    "eigh", _real("eigh", _eigh_vectors), arity=1, family="linalg", doc="The eigenvectors of a symmetric matrix."
-)
-eigvalsh = defop(
-    "eigvalsh", _real("eigvalsh", _eigvalsh), arity=1, family="linalg", doc="The eigenvalues of a symmetric matrix."
-)
-_eig_op = defop("eig", _real("eig", _eig_vectors), arity=1, family="linalg", doc="The eigenvectors of a square matrix.")
-eigvals = defop(
-    "eigvals", _real("eigvals", _eigvals), arity=1, family="linalg", doc="The eigenvalues of a square matrix."
-)
-pinv = defop("pinv", _real("pinv", _pinv), arity=1, family="linalg", doc="The Moore-Penrose pseudo-inverse.")
+def _decomposition(name: str, impl, doc: str):
+    """The operation ``name``: ``impl`` on a real matrix (complex input is refused)."""
+    return defop(name, real_only(name, impl, _REAL), arity=1, family="factorizations", doc=doc)
 
 
-def _refuse_complex(name: str, x) -> None:
-    refuse_complex(name, x, why="the rules here cover real matrices")
+_svd_op = _decomposition("svd", _svd, "U or Vh of the singular value decomposition.")
+svdvals = _decomposition("svdvals", _svdvals, "The singular values, largest first.")
+_eigh_op = _decomposition("eigh", _eigh_vectors, "The eigenvectors of a symmetric matrix.")
+eigvalsh = _decomposition("eigvalsh", _eigvalsh, "The eigenvalues of a symmetric matrix.")
+_eig_op = _decomposition("eig", _eig_vectors, "The eigenvectors of a square matrix.")
+eigvals = _decomposition("eigvals", _eigvals, "The eigenvalues of a square matrix.")
+pinv = _decomposition("pinv", _pinv, "The Moore-Penrose pseudo-inverse.")
 
 
 def _refuse_hermitian(name: str, x, hermitian) -> None:
@@ -135,7 +120,7 @@ def svd(x, full_matrices=True, compute_uv=True, hermitian=False):
     Tracked 2-element float64 array:
     [3. 2.]
     """
-    _refuse_complex("svd", x)
+    refuse_complex("svd", x, why=_REAL)
     _refuse_hermitian("svd", x, hermitian)
     if hermitian:  # plain values: the backend's own routine
         plain = array(data(x))
@@ -160,7 +145,6 @@ def eigh(x, UPLO="L"):
     Tracked 2-element float64 array:
     [1. 3.]
     """
-    _refuse_complex("eigh", x)
     vectors = _eigh_op(x, UPLO=UPLO)  # first, so that an error names eigh
     return EighResult(eigvalsh(x, UPLO=UPLO), vectors)
 
@@ -178,13 +162,12 @@ def eig(x):
     Tracked 2-element complex128 array:
     [0.+1.j 0.-1.j]
     """
-    _refuse_complex("eig", x)
     vectors = _eig_op(x)  # first, so that an error names eig
     return EigResult(eigvals(x), vectors)
 
 
 # ----------------------------------------------------------------------------------------------------
-# Pullbacks (real input: ``x`` real; the sensitivities of ``eig``'s results may be complex)
+# Pullbacks (``x`` is real: the operations refuse complex input; the sensitivities of ``eig``'s results may be complex)
 
 
 def _eps(x) -> float:
@@ -194,10 +177,6 @@ def _eps(x) -> float:
 
 def _plain(x):
     return array(data(x))
-
-
-def _require_real(name: str, x) -> None:
-    refuse_complex(name, x, why="the rules here cover real matrices")
 
 
 def _require_distinct(name: str, values, what: str, sorted_: bool) -> None:
@@ -243,7 +222,6 @@ def _factors(x, full_matrices):
 
 def _svdvals_rule(g, ans, x):
     # ds_i = u_iᵀ dA v_i, so Ā = U diag(s̄) Vᵀ
-    _require_real("svd", x)
     u, v = _factors(x, False)
     return matmul(u * expand_dims(lift(g, ans), -2), mT(v))
 
@@ -253,7 +231,6 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     F[i, j] = 1 / (s_j² − s_i²):
     from U: U (F ∘ (UᵀŪ − ŪᵀU)) diag(s) Vᵀ, and (I − UUᵀ) Ū diag(1/s) Vᵀ when m > n;
     from Vh: U diag(s) (F ∘ (VᵀV̄ − V̄ᵀV)) Vᵀ, and U diag(1/s) V̄ᵀ (I − VVᵀ) when n > m."""
-    _require_real("svd", x)
     m, n = shape(x)[-2:]
     k = min(m, n)
     if full_matrices and m != n:
@@ -303,14 +280,12 @@ def _triangle_adjoint(s, UPLO):
 
 def _eigvalsh_rule(g, ans, x, UPLO="L"):
     # dw_i = v_iᵀ dA v_i, so the symmetric gradient is V diag(w̄) Vᵀ
-    _require_real("eigh", x)
     v = _eigh_op(x, UPLO=UPLO)
     return _triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), UPLO)
 
 
 def _eigh_rule(g, ans, x, UPLO="L"):
     # dV = V (F ∘ (Vᵀ dA V)) with F[i, j] = 1 / (w_j − w_i), so the symmetric gradient is V (F ∘ VᵀV̄) Vᵀ
-    _require_real("eigh", x)
     w = eigvalsh(x, UPLO=UPLO)
     _require_distinct("eigh", w, "eigenvectors", sorted_=True)
     v = _eigh_op(x, UPLO=UPLO)
@@ -320,7 +295,6 @@ def _eigh_rule(g, ans, x, UPLO="L"):
 
 def _eigvals_rule(g, ans, x):
     # w is holomorphic in A with dw_i = (V⁻¹ dA V)_ii: Ā = V⁻ᵀ diag(w̄) Vᵀ, real part for a real A
-    _require_real("eig", x)
     v = _eig_op(x)
     return real(solve(mT(v), mT(v * expand_dims(lift(g, ans), -2))))
 
@@ -330,7 +304,6 @@ def _eig_rule(g, ans, x):
     F[i, j] = 1 / (w_j − w_i) and dV′ = V (F ∘ V⁻¹ dA V), dv_i = dv′_i − v_i Re(v_iᴴ dv′_i) + i v_i dθ_i,
     the phase dθ_i = −Im(dv′_i[p]) / v_i[p] keeping component p real. So Ā = Re(V⁻ᵀ (F ∘ Vᵀ Ĝ) Vᵀ) with
     ĝ_i = v̄_i − conj(v_i) Re(v_iᵀ v̄_i) − i e_p Im(v_iᵀ v̄_i) / v_i[p]."""
-    _require_real("eig", x)
     w = eigvals(x)
     _require_distinct("eig", w, "eigenvectors", sorted_=False)
     v = _eig_op(x)
@@ -364,7 +337,6 @@ def _phase_term(w, v, along):
 def _pinv_rule(g, ans, x, rcond=None, hermitian=False, *, rtol=None):
     """Golub and Pereyra (1973), for a matrix of constant rank, X = A⁺:
     Ā = −Xᵀ Ḡ Xᵀ + (I − A X) Ḡᵀ X Xᵀ + Xᵀ X Ḡᵀ (I − X A)."""
-    _require_real("pinv", x)
     if hermitian:
         raise TypeError("pinv: hermitian=True reads one triangle only and has no gradient rule; pass hermitian=False")
     s = _svdvals(_plain(x))
@@ -396,7 +368,7 @@ RULES = {
     "eig": (_eig_rule,),
     "pinv": (_pinv_rule,),
 }
-register_rules("linalg", RULES)
+register_rules("factorizations", RULES)
 
 from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
 from ._util import (  # noqa: E402
@@ -405,13 +377,13 @@ from ._util import (  # noqa: E402
     mask,
     mT,
     ns,
-    refuse_complex,
     shape,
 )
 from .complex_parts import _complex_op as _complex  # noqa: E402
 from .complex_parts import conj, imag, real  # noqa: E402
 from .indexing import getitem  # noqa: E402
+from .inverses import solve  # noqa: E402
 from .linalg import matmul  # noqa: E402
-from .matrices import solve, tril, triu  # noqa: E402
+from .matrices import tril, triu  # noqa: E402
 from .reductions import sum  # noqa: E402
 from .shape import expand_dims  # noqa: E402

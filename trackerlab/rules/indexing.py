@@ -3,13 +3,14 @@
 ``x[i]`` with basic indices, integer arrays and boolean masks is the one ``getitem`` operation; its
 pullback ``_untake`` adds the sensitivity into zeros at the same index (``ufunc.at`` on NumPy and
 CuPy, so an element selected twice receives both contributions), and ``_untake``'s own pullback is
-``getitem`` again, which makes indexing differentiable to any order.
+``getitem`` again, which makes indexing differentiable to any order. ``take`` and ``take_along_axis``
+scatter back the same way; ``sort`` and ``partition`` send each sensitivity to the element it came from.
 """
 
 from __future__ import annotations
 
 from ..ops import defop, register_rules
-from ._util import real_only, refuse_complex
+from ._util import real_only
 
 
 def _getitem(x, index):
@@ -80,13 +81,16 @@ def _unmask(xp, g, mask, shape):
     return xp.reshape(xp.where(keep, rows, xp.zeros((), dtype=g.dtype)), shape)
 
 
+def _along(xp, x, axis):
+    """``(x, axis)``, with ``axis=None`` read as NumPy does: the flattened array, along its one axis."""
+    return (xp.reshape(x, (-1,)), 0) if axis is None else (x, axis)
+
+
 def _take(x, indices, axis=None, out=None, mode="raise"):
     if out is not None or mode != "raise":
         raise TypeError("take: out= and mode= are not supported on tracked values")
     xp = ns(x)
-    x = array(x)
-    if axis is None:
-        x, axis = xp.reshape(x, (-1,)), 0
+    x, axis = _along(xp, array(x), axis)
     return x[(slice(None),) * (axis % x.ndim) + (_indices(xp, indices),)]
 
 
@@ -97,9 +101,7 @@ def _indices(xp, indices):
 
 def _take_along_axis(x, indices, axis=-1):
     xp = ns(x)
-    x = array(x)
-    if axis is None:
-        x, axis = xp.reshape(x, (-1,)), 0
+    x, axis = _along(xp, array(x), axis)
     return xp.take_along_axis(x, _indices(xp, indices), axis=axis)
 
 
@@ -107,10 +109,26 @@ def _sort(x, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         raise TypeError("sort: order= (structured arrays) is not supported on tracked values")
     xp = ns(x)
-    x = array(x)
-    if axis is None:
-        x, axis = xp.reshape(x, (-1,)), 0
+    x, axis = _along(xp, array(x), axis)
     return xp.sort(x, axis=axis)
+
+
+def _partition_order(x, kth, axis):
+    """The permutation that partitions ``x`` (the backend's ``argpartition``; a full sort, which is one
+    valid partition, where the backend has none)."""
+    xp = ns(x)
+    argpartition = getattr(xp, "argpartition", None)
+    if argpartition is None:
+        return xp.argsort(x, axis=axis, stable=True)
+    return argpartition(x, kth, axis=axis)
+
+
+def _partition(x, kth, axis=-1, kind="introselect", order=None):
+    if order is not None:
+        raise TypeError("partition: order= (structured arrays) is not supported on tracked values")
+    xp = ns(x)
+    x, axis = _along(xp, array(x), axis)
+    return xp.take_along_axis(x, _partition_order(x, kth, axis), axis=axis)
 
 
 getitem = defop("getitem", _getitem, arity=1, family="indexing", doc="``x[index]``: basic, advanced or boolean.")
@@ -118,6 +136,9 @@ _untake = defop("_untake", _untake, arity=1, family="indexing", doc="The scatter
 take = defop("take", _take, arity=1, family="indexing")
 take_along_axis = defop("take_along_axis", _take_along_axis, arity=1, family="indexing")
 sort = defop("sort", real_only("sort", _sort), arity=1, family="indexing")
+partition = defop(
+    "partition", real_only("partition", _partition), arity=1, family="indexing", doc="Values partitioned around kth."
+)
 
 
 def _scatter_along_axis(g, ans, x, indices, axis):
@@ -139,16 +160,20 @@ def _scatter_along_axis(g, ans, x, indices, axis):
     return unbroadcast(x, _untake(g, tuple(index), scattered))
 
 
-def _sort_rule(g, ans, x, axis=-1, kind=None, order=None, *, stable=None):
-    plain = array(data(x))
-    xp = ns(plain)
-    if axis is None:
-        plain, along = xp.reshape(plain, (-1,)), 0
-    else:
-        along = axis
-    order_ = xp.argsort(plain, axis=along, stable=True)
-    back = _scatter_along_axis(g, ans, reshape(x, shape(plain)), order_, along)
+def _unpermute(g, ans, x, axis, permutation):
+    """The sensitivity of a permutation of ``x`` along ``axis`` (``sort``, ``partition``): ``g`` sent back
+    to where each element came from; ``permutation(plain, axis)`` says where, on the plain data."""
+    plain, along = _along(ns(x), array(data(x)), axis)
+    back = _scatter_along_axis(g, ans, reshape(x, shape(plain)), permutation(plain, along), along)
     return reshape(back, shape(x))
+
+
+def _sort_rule(g, ans, x, axis=-1, kind=None, order=None, *, stable=None):
+    return _unpermute(g, ans, x, axis, lambda plain, along: ns(plain).argsort(plain, axis=along, stable=True))
+
+
+def _partition_rule(g, ans, x, kth, axis=-1, kind="introselect", order=None):
+    return _unpermute(g, ans, x, axis, lambda plain, along: _partition_order(plain, kth, along))
 
 
 def _take_rule(g, ans, x, indices, axis=None, out=None, mode="raise"):
@@ -164,6 +189,7 @@ RULES = {
     "take": (_take_rule,),
     "take_along_axis": (lambda g, ans, x, indices, axis=-1: _scatter_along_axis(g, ans, x, indices, axis),),
     "sort": (_sort_rule,),
+    "partition": (_partition_rule,),
 }
 register_rules("indexing", RULES)
 
@@ -171,43 +197,3 @@ from .._backend import library_name  # noqa: E402
 from ..tracked import data  # noqa: E402
 from ._util import array, lift, ns, shape, size, unbroadcast  # noqa: E402
 from .shape import reshape  # noqa: E402
-
-# ----------------------------------------------------------------------------------------------------
-# partition: a selection like sort's, so its sensitivity goes back the same way
-
-
-def _partition_order(x, kth, axis):
-    """The permutation that partitions ``x`` (the backend's ``argpartition``; a full sort, which is one
-    valid partition, where the backend has none)."""
-    xp = ns(x)
-    argpartition = getattr(xp, "argpartition", None)
-    if argpartition is None:
-        return xp.argsort(x, axis=axis, stable=True)
-    return argpartition(x, kth, axis=axis)
-
-
-def _partition(x, kth, axis=-1, kind="introselect", order=None):
-    if order is not None:
-        raise TypeError("partition: order= (structured arrays) is not supported on tracked values")
-    refuse_complex("partition", x)
-    xp = ns(x)
-    x = array(x)
-    if axis is None:
-        x, axis = xp.reshape(x, (-1,)), 0
-    return xp.take_along_axis(x, _partition_order(x, kth, axis), axis=axis)
-
-
-def _partition_rule(g, ans, x, kth, axis=-1, kind="introselect", order=None):
-    plain = array(data(x))
-    xp = ns(plain)
-    if axis is None:
-        plain, along = xp.reshape(plain, (-1,)), 0
-    else:
-        along = axis
-    back = _scatter_along_axis(g, ans, reshape(x, shape(plain)), _partition_order(plain, kth, along), along)
-    return reshape(back, shape(x))
-
-
-partition = defop("partition", _partition, arity=1, family="indexing", doc="Values partitioned around kth.")
-RULES.update({"partition": (_partition_rule,)})
-register_rules("indexing", RULES)

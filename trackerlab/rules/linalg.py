@@ -1,7 +1,10 @@
 """Products and their gradient rules: ``matmul`` for every rank (batched and 1-D included), ``dot``,
-``inner``, ``outer``, ``vdot``, ``vecdot``, ``tensordot``, ``cross`` and ``einsum``.
+``inner``, ``outer``, ``vdot``, ``vecdot``, ``tensordot``, ``cross`` and ``einsum`` (family ``linalg``), and
+the composites ``kron`` and ``multi_dot``.
 
-The matrix functions of linear algebra (``inv``, ``det``, ``solve``, …) are in ``matrices.py``.
+The other matrix functions of linear algebra have families of their own: parts and norms of matrices
+(``trace``, ``norm``, …) in ``matrices.py``, inverses and solves (``inv``, ``det``, ``solve``, …) in
+``inverses.py``, decompositions (``svd``, ``eigh``, …) in ``factorizations.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import string
 from collections import Counter
 
 from ..ops import defop, register_rules
-from ._util import Each, composite, wrapper
+from ._util import Each, composite, inverse_permutation, wrapper
 
 
 def _dot(x, y, out=None):
@@ -85,18 +88,21 @@ def _check_axis(name: str, axis: int, ndim: int) -> None:
 
 
 def _to_end(v, axis: int):
-    """``v`` with ``axis`` moved last (no operation when it is last already); plain or tracked."""
-    n = len(shape(v))
-    if axis % n == n - 1:
-        return v
-    return ns(v).moveaxis(v, axis, -1) if not istracked(v) else moveaxis(v, axis, -1)
+    """``v`` with ``axis`` moved last; plain or tracked."""
+    return _moved(v, axis, -1)
 
 
 def _from_end(v, axis: int):
+    """``v`` with its last axis moved to ``axis``; plain or tracked."""
+    return _moved(v, -1, axis)
+
+
+def _moved(v, source: int, destination: int):
+    """``v`` with axis ``source`` moved to ``destination`` (no operation when it is there already)."""
     n = len(shape(v))
-    if axis % n == n - 1:
+    if source % n == destination % n:
         return v
-    return ns(v).moveaxis(v, -1, axis) if not istracked(v) else moveaxis(v, -1, axis)
+    return moveaxis(v, source, destination) if istracked(v) else ns(v).moveaxis(v, source, destination)
 
 
 def _einsum(*operands, subscripts, optimize=False):
@@ -184,7 +190,7 @@ def _tensordot_x(g, ans, x, y, axes=2):
     # contract g's y-part with y's free axes: what is left is x's free axes, then y's summed axes in
     # increasing order, each standing for the x axis it was summed with
     raw = tensordot(lift(g, ans), y, axes=(list(range(len(free_x), len(free_x) + len(free_y))), free_y))
-    return transpose(raw, _inverse(free_x + [ax[ay.index(j)] for j in sorted(ay)]))
+    return transpose(raw, inverse_permutation(free_x + [ax[ay.index(j)] for j in sorted(ay)]))
 
 
 def _tensordot_y(g, ans, x, y, axes=2):
@@ -192,14 +198,7 @@ def _tensordot_y(g, ans, x, y, axes=2):
     free_x = [i for i in range(len(shape(x))) if i not in ax]
     free_y = [j for j in range(len(shape(y))) if j not in ay]
     raw = tensordot(x, lift(g, ans), axes=(free_x, list(range(len(free_x)))))
-    return transpose(raw, _inverse([ay[ax.index(i)] for i in sorted(ax)] + free_y))
-
-
-def _inverse(order) -> tuple:
-    out = [0] * len(order)
-    for i, a in enumerate(order):
-        out[a] = i
-    return tuple(out)
+    return transpose(raw, inverse_permutation([ay[ax.index(i)] for i in sorted(ax)] + free_y))
 
 
 def _dot_rule(i: int):
@@ -377,3 +376,12 @@ def kron(x, y):
     xs = reshape(x, tuple(d for a in sx for d in (a, 1)))
     ys = reshape(y, tuple(d for b in sy for d in (1, b)))
     return reshape(xs * ys, tuple(a * b for a, b in zip(sx, sy)))
+
+
+@composite("linalg")
+def multi_dot(arrays):
+    """The product of a sequence of matrices, left to right."""
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = dot(result, a)
+    return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
+from ._util import inverse_permutation
 from ._util import real_only as _real_only
 
 
@@ -149,15 +150,8 @@ def _prod_rule(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
     order = kept + axes
     flat = reshape(transpose(x, order), tuple(target[i] for i in kept) + (-1,))
     others = _exclusive_products(flat, len(kept))
-    others = transpose(reshape(others, tuple(target[i] for i in order)), _inverse(order))
+    others = transpose(reshape(others, tuple(target[i] for i in order)), inverse_permutation(order))
     return g * others
-
-
-def _inverse(order) -> tuple:
-    out = [0] * len(order)
-    for i, a in enumerate(order):
-        out[a] = i
-    return tuple(out)
 
 
 def _per(c: float, n: int) -> float:

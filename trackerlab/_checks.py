@@ -1,0 +1,179 @@
+"""What the walk checks at its edges: the starting sensitivity ``Δ`` (``seed``), saved values changed since
+they were recorded, what each pullback sent, and how a failure inside a pullback is reworded to name the
+operation. The walk (``walk.py``) calls these; only ``seed`` runs on every walk, the others only when a
+fast test in the walk has found something to look at."""
+
+from __future__ import annotations
+
+import math
+
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
+from ._plain import _copy_plain
+from .tracked import Tracked, _TrackedValue, data
+
+# ----------------------------------------------------------------------------------------------------
+# The starting sensitivity
+
+
+def seed(y, Δ, who: str, nest: bool = False):
+    """The starting sensitivity for ``y``: checked against its shape, 1 for a scalar by default."""
+    value = data(y)
+    shape = shape_of(value)
+    if Δ is None:
+        if shape == ():  # 1 of y's own precision: a float32 loss back-propagates in float32
+            if isinstance(value, float) or not hasattr(value, "dtype"):
+                return 1.0
+            if type(value).__module__ == "numpy":  # a NumPy scalar of the dtype: the fast arithmetic
+                return value.dtype.type(1)
+            return namespace(value).ones_like(value)  # a 0-d array of y's library, on y's device
+        if math.prod(shape) == 1:
+            return namespace(value).ones_like(value)
+        raise ValueError(
+            f"{who}: y has shape {shape}; pass a sensitivity Δ of that shape (or reduce y to a scalar first)"
+        )
+    if nest and isinstance(Δ, _TrackedValue):
+        delta_shape = Δ.shape
+    else:
+        Δ = data(Δ)
+        if type(Δ) in (float, int) and _on_a_device(value):  # filled on the device: no copy at all
+            return namespace(value).full(shape, Δ, dtype=value.dtype)
+        if isinstance(Δ, list | tuple) or (type(Δ) is not type(value) and _on_a_device(value)):
+            # a host Δ (a number, a list, a NumPy array) for a y of another library: one explicit copy
+            # to y's library and device, so that every pullback sees values of y's library
+            Δ = namespace(value).asarray(Δ, dtype=value.dtype if hasattr(value, "dtype") else None)
+        delta_shape = shape_of(Δ)
+    if delta_shape == shape:  # a copy: nothing the walk returns may share memory with the caller's Δ
+        return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
+    if delta_shape == ():
+        xp = namespace(value)
+        return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
+    raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
+
+
+def _on_a_device(value) -> bool:
+    """Whether ``value`` is an array of a library other than NumPy (CuPy, array-API libraries)."""
+    return hasattr(value, "dtype") and library_name(value) != "numpy"
+
+
+# ----------------------------------------------------------------------------------------------------
+# What the walk refuses
+
+
+def check_fresh(node: Tracked) -> None:
+    """Raise if an argument of ``node`` changed after ``node`` was recorded (its epoch is newer): a pullback
+    reading it would compute the gradient at the wrong point."""
+    epoch = node.f.epoch
+    for i, arg in enumerate(node.f.args):
+        if type(arg) is Tracked and arg.f.epoch > epoch:
+            name = node.f.name
+            what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
+            error = RuntimeError(
+                f"{name}: argument {i + 1} ({what}) changed after {name} was recorded (tl.update_ or x.data = ...), "
+                "so its gradient would be computed at the new value, not at the value the forward pass used. "
+                "Call back_ before changing parameters, or run the forward pass again after the change"
+            )
+            error._trackerlab_op = name
+            raise error
+
+
+def check_sent(node: Tracked, sent) -> None:
+    """Raise unless every sensitivity in ``sent`` fits its argument of ``node``: the argument's shape, and
+    numbers of a kind it can take (complex only for a complex argument).
+
+    The walk calls this when its fast test (same type, shape and dtype) fails, so it accepts what is fine
+    too: a float32 sensitivity for a float64 argument, a NumPy scalar for a Python float.
+    """
+    name = node.f.name
+    for i, (arg, s) in enumerate(zip(node.f.args, sent)):
+        if type(arg) is not Tracked or s is None:
+            continue
+        s = data(s)
+        value = arg.data
+        if type(s) in REAL_SCALARS and type(value) in REAL_SCALARS:
+            continue  # a NumPy scalar for a Python float, or the other way round
+        if type(s) is NDARRAY is type(value) and s.shape == value.shape and s.dtype is value.dtype:
+            continue
+        want = shape_of(value)
+        kind = dtype_kind(s)
+        problem = None
+        if kind is None:
+            problem = TypeError(
+                f"{name}: the pullback sent a {type(s).__name__} as the sensitivity of argument {i + 1}; "
+                f"send an array (or a number) of the argument's shape {want}"
+            )
+        elif kind not in "biuf" and kind != "c":
+            problem = TypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers"
+            )
+        elif shape_of(s) != want:
+            problem = ValueError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has shape {shape_of(s)}, "
+                f"but the argument has shape {want}"
+            )
+        elif kind == "c" and dtype_kind(arg.data) != "c":
+            problem = TypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} is complex ({dtype_name(s)}), but the "
+                f"argument is real ({dtype_name(arg.data)}); the gradient of a real input must be real"
+            )
+        if problem is not None:
+            problem._trackerlab_op = name
+            raise problem
+
+
+def dtype_kind(value) -> str | None:
+    """NumPy's one-letter dtype kind of a number or array (``f``, ``c``, ``i``, ``O``, …); ``None`` for others."""
+    if isinstance(value, bool):
+        return "b"
+    if isinstance(value, int):
+        return "i"
+    if isinstance(value, float):
+        return "f"
+    if isinstance(value, complex):
+        return "c"
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    xp = namespace(value)  # array-API dtypes have no kind: ask the namespace
+    for letter, name in (("b", "bool"), ("i", "integral"), ("f", "real floating"), ("c", "complex floating")):
+        if xp.isdtype(dtype, name):
+            return letter
+    return "O"
+
+
+def dtype_name(value) -> str:
+    return str(getattr(value, "dtype", "float64" if isinstance(value, float) else type(value).__name__))
+
+
+# ----------------------------------------------------------------------------------------------------
+# How the walk explains a failure
+
+
+def reworded(node: Tracked, g, error: Exception):
+    """``error``, raised while back-propagating through ``node``, reworded to name the operation and the
+    shapes, with the original as its cause; ``None`` where it names an operation already (it says so,
+    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
+    name = node.f.name
+    message = str(error)
+    if (
+        getattr(error, "_trackerlab_op", None) is not None
+        or message.startswith(f"{name}:")
+        or type(error).__module__.split(".")[0] == "trackerlab"
+    ):
+        return None
+    shapes = ", ".join(str(shape_of(a.data if type(a) is Tracked else a)) for a in node.f.args)
+    text = (
+        f"{name}: the backward pass failed: {type(error).__name__}: {message} "
+        f"(argument shapes {shapes}; sensitivity of shape {shape_of(data(g))})"
+    )
+    try:
+        wrapped = type(error)(text)
+    except Exception:  # an exception type that takes other arguments
+        wrapped = RuntimeError(text)
+    try:
+        wrapped._trackerlab_op = name
+    except AttributeError:
+        pass
+    return wrapped

@@ -1,0 +1,195 @@
+"""Parameters and changing them: ``Params`` (the set ``gradient`` differentiates with respect to), ``Grads``
+(its result, indexed by parameter), and Flux's ``update_`` and ``zero_grad_``, which change a parameter's
+value or gradient in place after a walk has run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
+from ._checks import dtype_kind, dtype_name
+from ._plain import _lock, _setflags, _zeros_like
+from .tracked import _changed, _TrackedValue, data, tracker
+
+__all__ = ["Grads", "Params", "update_", "zero_grad_"]
+
+class Params:
+    """An ordered set of tracked parameters, for ``gradient(f, Params([W, b]))`` and the optimisers.
+
+    >>> import trackerlab as tl
+    >>> W, b = tl.param([[1.0, 2.0]]), tl.param([0.0])
+    >>> len(tl.Params([W, b, W]))
+    2
+    """
+
+    def __init__(self, values: Iterable = ()):
+        self._values: list = []
+        self._nodes: set = set()
+        for value in values:
+            self.push(value)
+
+    def push(self, value) -> None:
+        node = tracker(value)
+        if node is None:
+            raise TypeError(f"Params: only tracked values can be parameters (got {type(value).__name__})")
+        if node not in self._nodes:
+            self._nodes.add(node)
+            self._values.append(value)
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, value) -> bool:
+        return tracker(value) in self._nodes
+
+    def __getitem__(self, i):
+        return self._values[i]
+
+    def __repr__(self) -> str:
+        from ._text import params_repr
+
+        return params_repr(self)
+
+
+class Grads:
+    """The gradients of ``gradient(f, Params(...))``, indexed by parameter: ``gs[W]``."""
+
+    def __init__(self, grads: dict, params: Params):
+        self._grads = grads
+        self.params = params
+
+    def __getitem__(self, value):
+        node = tracker(value)
+        if node is None or node not in self._grads:
+            raise KeyError("Grads: no gradient for this value; it was not one of the Params")
+        return self._grads[node]
+
+    def __contains__(self, value) -> bool:
+        return tracker(value) in self._grads
+
+    def __iter__(self):
+        return iter(self.params)
+
+    def __len__(self) -> int:
+        return len(self._grads)
+
+    def items(self):
+        return [(p, self._grads[p.tracker]) for p in self.params]
+
+    def values(self):
+        return [self._grads[p.tracker] for p in self.params]
+
+    def __repr__(self) -> str:
+        from ._text import grads_repr
+
+        return grads_repr(self)
+
+
+
+def update_(x, Δ, grads=None):
+    """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
+
+    ``update_(opt, params, grads)`` applies an optimiser of ``tl.optim`` to every parameter.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param([1.0, 2.0])
+    >>> tl.update_(x, [0.5, 0.5]).data
+    array([1.5, 2.5])
+    """
+    if not isinstance(x, _TrackedValue) and _is_optimiser(x):
+        opt, params = x, Δ
+        if grads is None:
+            raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
+        for p in params:
+            update_(p, -opt.apply(p, data(grads[p])))
+        return params
+    node = tracker(x)
+    if node is None:
+        raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
+    if not node.isleaf:
+        raise ValueError(
+            f"update_: x is the result of {node.f.name}, not a parameter; update_ changes parameters "
+            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
+            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
+        )
+    value = node.data
+    step = _step(data(Δ), value)
+    if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
+        try:
+            _setflags(value, True)
+        except ValueError:  # an array the leaf does not own: replace it
+            value = _lock((value + step).astype(value.dtype))
+        else:
+            try:
+                value += step
+            finally:
+                _setflags(value, False)
+    elif type(value) is float and type(step) in REAL_SCALARS:
+        value = float(value + step)
+    elif not hasattr(value, "shape") or (value.ndim == 0 and not hasattr(value, "__array_namespace__")):
+        value = type(value)(value + step)  # a Python or NumPy scalar keeps its type
+    else:
+        try:
+            value += step
+        except (TypeError, ValueError):  # a backend without in-place updates
+            value = namespace(value).astype(value + step, value.dtype)
+    node.data = value
+    _changed(node)  # the tape recorded before this reads a stale value: the walk refuses it
+    node.grad = _zeros_like(value)
+    return x
+
+
+def _other_library(a, b) -> bool:
+    return hasattr(b, "shape") and library_name(a) != library_name(b)
+
+
+def _step(step, value):
+    """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
+    kind = type(step)
+    if kind is NDARRAY:
+        if type(value) is NDARRAY and step.dtype is value.dtype and step.shape == value.shape:
+            return step  # the step of a training loop: the parameter's own shape and dtype
+    elif kind in REAL_SCALARS and type(value) in REAL_SCALARS:
+        return step
+    shape = shape_of(value)
+    if isinstance(step, list | tuple) or (hasattr(step, "shape") and _other_library(step, value)):
+        try:  # a list, or a host Δ for a device x: one explicit copy to x's device
+            step = namespace(value).asarray(step)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"update_: cannot read Δ as an array of numbers: {error}") from None
+    kind = dtype_kind(step)
+    if kind is None or kind not in "biufc":
+        what = f"an array of dtype {step.dtype}" if hasattr(step, "dtype") else f"a {type(step).__name__}"
+        raise TypeError(f"update_: Δ is {what}; the step must be numbers (an array of x's shape, or a scalar)")
+    if kind == "c" and dtype_kind(value) != "c":
+        raise TypeError(
+            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({dtype_name(value)}); "
+            "a step must not make a real parameter complex (take the real part of the step, or make x complex)"
+        )
+    if shape_of(step) not in ((), shape):
+        raise ValueError(
+            f"update_: Δ has shape {shape_of(step)}, but x has shape {shape}; a step cannot change x's shape"
+        )
+    return step
+
+
+def _is_optimiser(x) -> bool:
+    from .optim import Optimiser  # optim imports the engine, so it is imported here, when needed
+
+    return isinstance(x, Optimiser)
+
+
+def zero_grad_(x):
+    """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
+    if isinstance(x, Params | list | tuple):
+        for value in x:
+            zero_grad_(value)
+        return x
+    node = tracker(x)
+    if node is None:
+        raise TypeError(f"zero_grad_: x is not tracked (got {type(x).__name__})")
+    node.grad = _zeros_like(node.data)
+    return x

@@ -1,0 +1,192 @@
+"""Inverses, determinants and linear solves and their gradient rules (family ``inverses``): ``inv``,
+``det``, ``slogdet``, ``solve``, ``cholesky`` and ``matrix_power``.
+
+Stacks of matrices (``(..., n, n)``) work wherever NumPy's ``linalg`` accepts them. Pullbacks are
+written with ``inv``, ``solve`` and ``matmul`` themselves, so they can be differentiated again; the
+gradient of ``det`` and ``slogdet`` at a singular matrix comes from its cofactors.
+"""
+
+from __future__ import annotations
+
+from ..ops import defop, register_rules
+from ._util import composite, real_only, wrapper
+
+
+def _linalg(name: str):
+    def impl(x):
+        return getattr(ns(x).linalg, name)(x)
+
+    impl.__name__ = name
+    return impl
+
+
+def _solve(a, b):
+    return ns(a, b).linalg.solve(a, b)
+
+
+def _cholesky(x, upper=False):
+    L = ns(x).linalg.cholesky(x)
+    return _mT_plain(L) if upper else L
+
+
+def _mT_plain(x):
+    n = x.ndim
+    return ns(x).permute_dims(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+inv = defop("inv", _linalg("inv"), family="inverses")
+det = defop("det", _linalg("det"), family="inverses")
+_slogdet_op = defop("slogdet", lambda x: ns(x).linalg.slogdet(x)[1], family="inverses", doc="log |det x|")
+solve = defop("solve", _solve, family="inverses")
+cholesky = defop(
+    "cholesky", real_only("cholesky", _cholesky, "its rule is for real symmetric matrices"), arity=1, family="inverses"
+)
+
+
+@wrapper("slogdet")
+def slogdet(x):
+    """``(sign, logabsdet)`` of the determinant, as ``numpy.linalg.slogdet``; ``logabsdet`` is tracked.
+
+    >>> import trackerlab as tl
+    >>> sign, logdet = tl.slogdet(tl.param([[2.0, 0.0], [0.0, -3.0]]))
+    >>> float(sign), round(float(logdet), 6)
+    (-1.0, 1.791759)
+    """
+    plain = data(x)
+    return ns(plain).linalg.slogdet(array(plain))[0], _slogdet_op(x)
+
+
+
+@composite("inverses")
+def matrix_power(x, n: int):
+    """``x`` multiplied by itself ``n`` times (``n < 0``: of its inverse), by repeated squaring."""
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    while n:
+        if n & 1:
+            result = x if result is None else matmul(result, x)
+        n >>= 1
+        if n:
+            x = matmul(x, x)
+    if result is None:
+        xp = ns(x)
+        plain = data(x)
+        return xp.broadcast_to(xp.eye(shape(x)[-1], dtype=plain.dtype), shape(x))
+    return result
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pullbacks
+
+
+def _det_rule(g, ans, x):
+    # d det(x) = tr(adj(x) dx): the gradient is the cofactor matrix adj(x)ᵀ, which is det(x) x⁻ᵀ where x
+    # is well conditioned, and the determinants of the minors where it is not (no inverse needed)
+    inverse = _inverse_if_well_conditioned(x, "det")
+    if inverse is None:
+        return expand_dims(lift(g, ans), (-2, -1)) * _cofactors(x)
+    return expand_dims(lift(g, ans) * ans, (-2, -1)) * mT(inv(x) if istracked(x) else inverse)
+
+
+def _slogdet_rule(g, ans, x):
+    # d log|det x| = Re tr(x⁻¹ dx); at a singular x the slope is adj(x)ᵀ / 0: inf or NaN, as NumPy divides
+    g = expand_dims(lift(real_part(g), ans), (-2, -1))
+    inverse = _inverse_if_well_conditioned(x, "slogdet")
+    if inverse is None:
+        return g * div(_cofactors(x), expand_dims(det(x), (-2, -1)))
+    return g * mT(inv(x) if istracked(x) else inverse)
+
+
+_RCOND = 1e-10  # below this reciprocal condition number, det(x) x⁻¹ keeps too few correct digits
+_LARGEST_COFACTORS = 32  # the minors of an n×n matrix hold n⁴ numbers: 1M for 32×32
+
+
+def _inverse_if_well_conditioned(x, name: str):
+    """The inverse of the plain data of ``x`` where every matrix of it is well conditioned (its reciprocal
+    condition number in the ∞-norm above ``_RCOND``); ``None`` where one is singular or nearly so."""
+    plain = array(data(x))
+    xp = ns(plain)
+    try:
+        inverse = xp.linalg.inv(plain)
+    except ValueError:  # NumPy's and CuPy's LinAlgError: exactly singular
+        inverse = None
+    if inverse is not None:
+        size_ = xp.max(xp.sum(xp.abs(plain), axis=-1), axis=-1)
+        size_inverse = xp.max(xp.sum(xp.abs(inverse), axis=-1), axis=-1)
+        rcond = 1.0 / (size_ * size_inverse)
+        if bool(xp.all(xp.isfinite(size_inverse))) and bool(xp.all(rcond > _RCOND)):
+            return inverse
+    n = shape(x)[-1]
+    if n > _LARGEST_COFACTORS:
+        raise ValueError(
+            f"{name}: the gradient at a singular or nearly singular {n}×{n} matrix needs its cofactors, "
+            f"which trackerlab computes for matrices up to {_LARGEST_COFACTORS}×{_LARGEST_COFACTORS} only"
+        )
+    return None
+
+
+def _cofactors(x):
+    """The cofactor matrix of each matrix of ``x`` (``(-1)^(i+j)`` times the determinant of the minor without
+    row i and column j), taken with ``getitem`` and ``det``, so that it can be differentiated again; it is
+    adj(x)ᵀ, the gradient of det, and needs no inverse, so it holds at singular matrices too."""
+    n = shape(x)[-1]
+    xp = ns(x)
+    plain = array(data(x))
+    if n == 1:
+        return xp.ones_like(plain)
+    keep_ = [[k for k in range(n) if k != i] for i in range(n)]
+    rows = xp.reshape(xp.asarray([[keep_[i] for _ in range(n)] for i in range(n)]), (n, n, n - 1, 1))
+    cols = xp.reshape(xp.asarray([[keep_[j] for j in range(n)] for _ in range(n)]), (n, n, 1, n - 1))
+    minors = getitem(x, (Ellipsis, rows, cols))
+    signs = xp.asarray([[(-1.0) ** (i + j) for j in range(n)] for i in range(n)], dtype=plain.dtype)
+    return det(minors) * signs
+
+
+def _solve_parts(g, ans, a, b):
+    """``(ḡ_b, ans)`` as stacks of column matrices: ``ḡ_b = a⁻ᵀ g`` solves the transposed system."""
+    if len(shape(b)) == 1:  # NumPy 2: a 1-D b is one vector, whatever a's batch
+        g, ans = expand_dims(g, -1), expand_dims(ans, -1)
+    return solve(mT(a), g), ans
+
+
+def _solve_a(g, ans, a, b):
+    gb, x = _solve_parts(g, ans, a, b)
+    return unbroadcast(a, -matmul(gb, mT(x)))
+
+
+def _solve_b(g, ans, a, b):
+    gb, _ = _solve_parts(g, ans, a, b)
+    if len(shape(b)) == 1:
+        gb = reshape(gb, shape(gb)[:-1])
+    return unbroadcast(b, gb)
+
+
+def _cholesky_rule(g, ans, x, upper=False):
+    # Murray (2016): Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ taking the lower triangle with the diagonal halved
+    L, Lbar = (mT(ans), mT(g)) if upper else (ans, g)
+    n = shape(x)[-1]
+    xp = ns(ans)
+    dtype = getattr(data(ans), "dtype", xp.float64)
+    half = 1.0 - 0.5 * xp.eye(n, dtype=dtype)
+    phi = tril(matmul(mT(L), Lbar)) * half
+    L_inv = inv(L)
+    S = matmul(matmul(mT(L_inv), phi), L_inv)
+    return 0.5 * (S + mT(S))
+
+
+RULES = {
+    "inv": (lambda g, ans, x: -matmul(matmul(mT(ans), g), mT(ans)),),
+    "det": (_det_rule,),
+    "slogdet": (_slogdet_rule,),
+    "solve": (_solve_a, _solve_b),
+    "cholesky": (_cholesky_rule,),
+}
+register_rules("inverses", RULES)
+
+from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
+from ._util import array, div, lift, mT, ns, real_part, shape, unbroadcast  # noqa: E402
+from .indexing import getitem  # noqa: E402
+from .linalg import matmul  # noqa: E402
+from .matrices import tril  # noqa: E402
+from .shape import expand_dims, reshape  # noqa: E402
