@@ -9,7 +9,7 @@ import pytest
 import traitlets
 
 import trackerlab as tl
-from trackerlab.notebook._frames import CHAIN
+from trackerlab.notebook._chain import CHAIN
 
 
 def shared_use():

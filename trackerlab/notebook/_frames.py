@@ -6,174 +6,18 @@ It reads ``backprop_steps`` and nothing else of the walk, so what a frame says i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from .._backend import to_host
-from ..tracked import Tracked, _TrackedValue
+from ..tracked import Tracked
+from ._chain import chain
 from ._i18n import _
+from ._stepvalues import constant, plain, text
+from ._tape import names as forward_names
+from ._tape import numbering
 
-__all__ = ["CHAIN", "Frames", "number", "plain"]
-
-
-def plain(value):
-    """A value as plain Python data: a float for a scalar, nested lists for an array, ``None`` for none."""
-    if value is None:
-        return None
-    if isinstance(value, _TrackedValue | Tracked):
-        value = value.data
-    if callable(value) and not hasattr(value, "shape"):
-        return getattr(value, "__name__", type(value).__name__)
-    try:
-        a = to_host(value)  # device values: an explicit copy of what is shown
-    except (TypeError, ValueError):
-        return repr(value)
-    if a.dtype.kind not in "biufc":
-        return repr(value)
-    if a.ndim == 0:
-        return a.item() if a.dtype.kind in "biuc" else float(a)
-    return a.tolist()
-
-
-def number(v) -> str:
-    """A scalar in at most 6 significant digits, written as Python writes floats: ``1.0``, ``-0.416147``."""
-    v = float(v)
-    if math.isnan(v) or math.isinf(v):
-        return str(v)
-    return repr(float(f"{v:.6g}"))
-
-
-def text(value, limit: int = 6) -> str:
-    """A value in one short line: the number, a few elements, or the shape and range of a large array.
-    Arrays are summarised where they are (no copy to Python lists)."""
-    if value is None:
-        return "—"
-    if isinstance(value, _TrackedValue | Tracked):
-        value = value.data
-    if callable(value) and not hasattr(value, "shape"):
-        return getattr(value, "__name__", type(value).__name__)
-    if isinstance(value, bool | float):
-        return number(value)
-    if isinstance(value, int):
-        return str(value)
-    try:
-        a = np.asarray(value) if isinstance(value, list) else to_host(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    if a.dtype.kind not in "biufc":
-        return repr(value)
-    if a.ndim == 0:
-        if a.dtype.kind in "iu":
-            return str(a.item())
-        return str(a.item()) if a.dtype.kind == "c" else number(a)
-    if a.size <= limit:
-        body = ", ".join(number(x) for x in a.reshape(-1))
-        return f"[{body}]" if a.ndim == 1 else f"[{body}] ({'×'.join(map(str, a.shape))})"
-    shape = "×".join(map(str, a.shape))
-    return _("{shape} array, {low} … {high}").format(shape=shape, low=number(a.min()), high=number(a.max()))
-
-
-def constant(value) -> str:
-    """An untracked argument as it reads among the arguments of a call: the value itself when it is
-    short, else its shape (``8×1 constant``), so it does not read like more arguments."""
-    shape = getattr(value, "shape", None)
-    if shape is None and isinstance(value, list | tuple):
-        shape = np.shape(value)
-    if shape is not None and math.prod(shape) > 6:
-        return _("{shape} constant").format(shape="×".join(map(str, shape)))
-    return text(value)
-
-
-def _is_scalar(v) -> bool:
-    return isinstance(v, int | float) or getattr(v, "ndim", None) == 0
-
-
-# ----------------------------------------------------------------------------------------------------
-# The chain rule written out for scalars: per operation, one entry per argument, each giving the
-# formula in Δ and the arguments' names, the same product with the numbers put in, and its value.
-# The values are recomputed here only to check them against what the engine sent (tests do).
-
-n = number
-
-
-def p(v) -> str:
-    """A factor inside a product: negative numbers in parentheses, so signs never run together."""
-    return f"({number(v)})" if v < 0 else number(v)
-
-
-CHAIN = {
-    "add": (
-        lambda g, ans, x, y, X, Y: ("Δ", n(g), g),
-        lambda g, ans, x, y, X, Y: ("Δ", n(g), g),
-    ),
-    "subtract": (
-        lambda g, ans, x, y, X, Y: ("Δ", n(g), g),
-        lambda g, ans, x, y, X, Y: ("−Δ", f"−{p(g)}", -g),
-    ),
-    "multiply": (
-        lambda g, ans, x, y, X, Y: (f"Δ·{Y}", f"{n(g)} × {p(y)}", g * y),
-        lambda g, ans, x, y, X, Y: (f"Δ·{X}", f"{n(g)} × {p(x)}", g * x),
-    ),
-    "divide": (
-        lambda g, ans, x, y, X, Y: (f"Δ/{Y}", f"{n(g)} / {p(y)}", g / y),
-        lambda g, ans, x, y, X, Y: (f"−Δ·{X}/{Y}²", f"−{p(g)} × {p(x)} / {p(y)}²", -g * x / y**2),
-    ),
-    "power": (
-        lambda g, ans, x, y, X, Y: (f"Δ·{Y}·{X}^({Y}−1)", f"{n(g)} × {p(y)} × {p(x)}^{p(y - 1)}", g * y * x ** (y - 1)),
-        lambda g, ans, x, y, X, Y: (f"Δ·{X}^{Y}·log({X})", f"{n(g)} × {p(ans)} × log({n(x)})", g * ans * math.log(x)),
-    ),
-    "negative": (lambda g, ans, x, X: ("−Δ", f"−{p(g)}", -g),),
-    "identity": (lambda g, ans, x, X: ("Δ", n(g), g),),
-    "exp": (lambda g, ans, x, X: (f"Δ·exp({X})", f"{n(g)} × {p(ans)}", g * ans),),
-    "log": (lambda g, ans, x, X: (f"Δ/{X}", f"{n(g)} / {p(x)}", g / x),),
-    "sin": (lambda g, ans, x, X: (f"Δ·cos({X})", f"{n(g)} × {p(math.cos(x))}", g * math.cos(x)),),
-    "cos": (lambda g, ans, x, X: (f"−Δ·sin({X})", f"−{p(g)} × {p(math.sin(x))}", -g * math.sin(x)),),
-    "tanh": (lambda g, ans, x, X: (f"Δ·(1 − tanh({X})²)", f"{n(g)} × (1 − {p(ans)}²)", g * (1 - ans * ans)),),
-    "relu": (lambda g, ans, x, X: (f"Δ·[{X} > 0]", f"{n(g)} × {int(x > 0)}", g * float(x > 0)),),
-    "positive": (lambda g, ans, x, X: ("Δ", n(g), g),),
-    "abs": (lambda g, ans, x, X: (f"Δ·sign({X})", f"{n(g)} × {p(_sign(x))}", g * _sign(x)),),
-    "square": (lambda g, ans, x, X: (f"Δ·2·{X}", f"{n(g)} × 2 × {p(x)}", 2 * g * x),),
-    "sqrt": (lambda g, ans, x, X: (f"Δ/(2·sqrt({X}))", f"{n(g)} / (2 × {p(ans)})", g / (2 * ans)),),
-    "reciprocal": (lambda g, ans, x, X: (f"−Δ/{X}²", f"−{p(g)} / {p(x)}²", -g / x**2),),
-    "tan": (lambda g, ans, x, X: (f"Δ·(1 + tan({X})²)", f"{n(g)} × (1 + {p(ans)}²)", g * (1 + ans * ans)),),
-    "sinh": (lambda g, ans, x, X: (f"Δ·cosh({X})", f"{n(g)} × {p(math.cosh(x))}", g * math.cosh(x)),),
-    "cosh": (lambda g, ans, x, X: (f"Δ·sinh({X})", f"{n(g)} × {p(math.sinh(x))}", g * math.sinh(x)),),
-    "log1p": (lambda g, ans, x, X: (f"Δ/(1 + {X})", f"{n(g)} / (1 + {p(x)})", g / (1 + x)),),
-    "expm1": (lambda g, ans, x, X: (f"Δ·exp({X})", f"{n(g)} × {p(ans + 1)}", g * (ans + 1)),),
-    "sigmoid": (
-        lambda g, ans, x, X: (f"Δ·σ({X})·(1 − σ({X}))", f"{n(g)} × {p(ans)} × (1 − {p(ans)})", g * ans * (1 - ans)),
-    ),
-}
-
-
-def _sign(x: float) -> float:
-    return 0.0 if x == 0 else math.copysign(1.0, x)
-
-
-def chain(node: Tracked, position: int, g, names: list[str], sent):
-    """``(formula, product)`` for what ``node``'s pullback sent to its argument ``position``, or ``None``
-    where it cannot be written out (arrays, custom rules, operations without an entry, or a product
-    that does not give what the engine sent)."""
-    call = node.f
-    entry = CHAIN.get(call.name)
-    if entry is None or call.back is not None or len(call.args) != len(names) or position >= len(entry):
-        return None
-    xs = [a.data if type(a) is Tracked else a for a in call.args]
-    if not all(_is_scalar(v) for v in [g, node.data, sent, *xs]):
-        return None
-    xs = [float(v) for v in xs]
-    try:
-        formula, product, value = entry[position](float(g), float(node.data), *xs, *names)
-    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
-        return None
-    if not math.isclose(value, float(sent), rel_tol=1e-9, abs_tol=1e-12):
-        return None
-    return formula, product
-
-
-# ----------------------------------------------------------------------------------------------------
+__all__ = ["Frames", "Steps"]
 
 
 class Frames:
@@ -188,12 +32,9 @@ class Frames:
     def __init__(self, walk, names: dict, max_steps: int, root: Tracked | None = None):
         self.labels = dict(names)  # the user's names, for the drawing
         self.numbered = None
-        self.above = None
+        self._users = None
         self.names = dict(names)
         if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
-            from ._tape import names as forward_names
-            from ._tape import numbering
-
             self.numbered = numbering(root)
             self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
@@ -240,7 +81,7 @@ class Frames:
                     "sent": sent,
                     # the contributions each pending node holds, added up only when shown
                     "pending": {p: tuple(v for who, v in arrived.get(p, ())) for p in step.pending},
-                    "grads": {self.name(leaf): g for leaf, g in grads.items()},
+                    "grads": dict(grads),  # the leaves' grads so far, keyed by node
                 }
             )
         self.steps = Steps(self)
@@ -261,7 +102,7 @@ class Frames:
                 for e in f["sent"]
             ],
             "pending": {self.name(p): plain(_sum(v)) for p, v in f["pending"].items()},
-            "grads": {k: plain(g) for k, g in f["grads"].items()},
+            "grads": {self.name(leaf): plain(g) for leaf, g in f["grads"].items()},
             "done": self.done[: index + 1],
         }
         if self.checks is not None:
@@ -281,6 +122,16 @@ class Frames:
     def __len__(self) -> int:
         return len(self.frames)
 
+    def users(self) -> dict:
+        """Each node's callers on the tape (the reverse of ``numbering``'s operands), found once."""
+        if self._users is None:
+            users: dict = {}
+            for node, args in self.numbered[2].items():
+                for arg in args:
+                    users.setdefault(arg, []).append(node)
+            self._users = users
+        return self._users
+
     def states(self, index: int) -> dict:
         """Each node's state at frame ``index``: ``done``, ``current``, ``pending`` (holding part of its
         sensitivity) or ``waiting`` (reached by a later step, nothing arrived yet)."""
@@ -294,11 +145,7 @@ class Frames:
 
     def grads(self, index: int) -> dict:
         """The leaves' grads accumulated up to and including frame ``index``, keyed by node."""
-        out: dict = {}
-        for step in self.walk[: index + 1]:
-            if step.node.isleaf:
-                out[step.node] = step.delta if step.node not in out else out[step.node] + step.delta
-        return out
+        return dict(self.frames[index]["grads"])
 
     def sensitivities(self, index: int) -> dict:
         """What each node has received by frame ``index``: the full Δ of the nodes processed so far
@@ -357,7 +204,7 @@ class Frames:
                 lines.append(f"  → {e['to']}: {what}")
         pending = ", ".join(f"{self.name(k)} = {text(_sum(v))}" for k, v in s["pending"].items())
         lines.append(_("pending: {values}").format(values=pending or _("none")))
-        grads = ", ".join(f"{k} = {text(v)}" for k, v in s["grads"].items())
+        grads = ", ".join(f"{self.name(leaf)} = {text(v)}" for leaf, v in s["grads"].items())
         lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
         return "\n".join(lines)
 

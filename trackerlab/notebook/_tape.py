@@ -11,7 +11,7 @@ from .._backend import to_host
 from ..ops import Op
 from ..tracked import Tracked, _TrackedValue
 
-__all__ = ["Entry", "as_node", "label_map", "names", "numbering", "operands", "short", "tape", "to_numpy"]
+__all__ = ["Entry", "as_node", "label_map", "names", "numbering", "operands", "short", "tape"]
 
 
 def as_node(y, who: str) -> Tracked:
@@ -176,11 +176,6 @@ def tape(root: Tracked, index: dict | None = None, keep=None) -> list[Entry]:
 # Values as short text
 
 
-def to_numpy(x):
-    """A NumPy copy of an array of any backend (cupy, array-API), for display only."""
-    return to_host(x)
-
-
 def number(v) -> str:
     """A scalar in at most about 6 significant digits: ``17``, ``0.333333``, ``1.2e-08``, ``nan``."""
     if isinstance(v, complex | np.complexfloating):
@@ -204,7 +199,7 @@ def short(x, limit: int = 6) -> str:
     if isinstance(x, str | slice | tuple | list | type(Ellipsis)) and not _numeric_list(x):
         return repr(x)
     try:
-        a = to_numpy(x)
+        a = to_host(x)  # a NumPy copy of any backend's array, for display only
     except (TypeError, ValueError, RuntimeError):
         return repr(x)
     if a.dtype.kind not in "biufc":

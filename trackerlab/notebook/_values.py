@@ -8,8 +8,9 @@ from html import escape
 
 import numpy as np
 
+from .._backend import to_host
 from ._i18n import _
-from ._tape import number, to_numpy
+from ._tape import number
 
 __all__ = ["array_html", "stats"]
 
@@ -23,7 +24,7 @@ def array_html(x, empty: str) -> str:
     """``x`` as HTML: a number, a table, or a summary; ``empty`` says why there is no value."""
     if x is None:
         return f'<div class="tl-none">{escape(empty)}</div>'
-    a = to_numpy(x.data if hasattr(x, "tracker") else x)
+    a = to_host(x.data if hasattr(x, "tracker") else x)
     if a.ndim == 0:
         return f'<div class="tl-scalar">{escape(number(a[()]))}</div>'
     if a.ndim <= 2 and a.shape[0] <= TABLE_ROWS and (a.ndim == 1 or a.shape[1] <= TABLE_COLUMNS) and a.size:

@@ -9,10 +9,13 @@ import html
 import ipywidgets as widgets
 import traitlets
 
+from ..tracked import Tracked
 from ..walk import _walk
+from ._frame_html import check_report, frame_html, frame_text
 from ._frames import Frames
 from ._i18n import _
 from ._static import static_html
+from ._tape import label_map
 
 __all__ = ["BackpropStepper"]
 
@@ -84,7 +87,7 @@ class BackpropStepper(widgets.VBox):
                 bounds = f"≥ {least}" if most is None else f"from {least} to {most}"
                 raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
-        self._check = _check_report(check)
+        self._check = check_report(check)
         self._frames = Frames(
             _walk(y, Δ, "BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
         )
@@ -167,14 +170,7 @@ class BackpropStepper(widgets.VBox):
         return self._text(self.index)
 
     def _text(self, i: int) -> str:
-        text = self._frames.text(i)
-        if self._check is None:
-            return text
-        line = _verdict(self._check, self._frames.walk[i].node)
-        if not line:
-            return text
-        head, _, rest = text.partition("\n")
-        return f"{head}\n{line}\n{rest}"
+        return frame_text(self._frames, i, self._check)
 
     @property
     def truncated(self) -> bool:
@@ -238,15 +234,7 @@ class BackpropStepper(widgets.VBox):
         self.frame_views[i].value = frame
 
     def _frame_html(self, i: int, drawn: bool = True) -> str:
-        """Frame ``i``: its text right under the controls (always as tall as the tallest frame's), then
-        the drawing, so neither the text nor the controls move from frame to frame."""
-        drawing = _drawing(self._root, self._frames, i, self._check) if drawn else ""
-        height = f"{self._lines * 1.45 + 0.9:.2f}em"
-        return (
-            f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
-            f'<pre class="tl-frame-text" style="min-height: {height}">{html.escape(self._text(i))}</pre>'
-            f'<div class="tl-frame-drawing">{drawing}</div></div></div>'
-        )
+        return frame_html(self._root, self._frames, i, lines=self._lines, check=self._check, drawn=drawn)
 
     # ------------------------------------------------------------------------------------------------
     # Outside a live kernel
@@ -309,95 +297,9 @@ class BackpropStepper(widgets.VBox):
             raise RuntimeError(f"BackpropStepper.{what}: the stepper is closed (it no longer holds the tape)")
 
 
-def _drawing(root, frames: Frames, i: int, check=None) -> str:
-    """The tape drawn by the display layer for frame ``i``, as SVG markup: on a large tape the
-    neighbourhood of the frame's node, and a legend with every state, so frames differ only in what
-    changed."""
-    step = frames.walk[i]
-    options = {} if check is None else {"check": check}
-    if frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES:
-        options["focus"] = (step.node, _users(frames))
-    return svg_markup(
-        root,
-        labels=frames.labels,
-        highlight=step.node,
-        states=frames.states(i),
-        grads=frames.sensitivities(i),
-        numbered=None if frames.numbered is None else (frames.numbered, frames.names),
-        max_nodes=MAX_NODES,
-        all_states=True,
-        **options,
-    )
-
-
-MAX_NODES = 20  # boxes in one frame's drawing; a larger tape shows the current node's neighbourhood, readably
-
-
-def _users(frames: Frames) -> dict:
-    """Each node's callers on the tape (the reverse of ``numbering``'s operands), found once per stepper."""
-    if frames.above is None:
-        users: dict = {}
-        for node, args in frames.numbered[2].items():
-            for arg in args:
-                users.setdefault(arg, []).append(node)
-        frames.above = users
-    return frames.above
-
-
-def _check_report(check):
-    from ..tapecheck import TapeCheck
-
-    if check is not None and not isinstance(check, TapeCheck):
-        raise TypeError(f"BackpropStepper: check must be the report of tl.check_tape(y), not {type(check).__name__}")
-    return check
-
-
-def _verdict(check, node) -> str:
-    """The check's verdict on the rule of the frame's node, as one line of the text panel ("" for a leaf)."""
-    entries = check.entries_of(node)
-    verdict = check.verdict(node)
-    if verdict is None:
-        return ""
-    if verdict == "wrong":
-        bad = [e for e in entries if e.bad]
-        parts = []
-        for e in bad:
-            if e.reverse is None:
-                parts.append(_("argument {n}: {note}").format(n=e.argument + 1, note=e.note))
-            else:
-                parts.append(
-                    _("argument {n}: reverse {reverse}, numeric {numeric}, rel. error {error}").format(
-                        n=e.argument + 1, reverse=f"{e.reverse:.6g}", numeric=f"{e.numeric:.6g}", error=f"{e.error:.2e}"
-                    )
-                )
-        return _("check_tape: ✗ WRONG: the rule of {op} disagrees with finite differences ({parts})").format(
-            op=node.f.name, parts="; ".join(parts)
-        )
-    if verdict == "undetermined":
-        return _("check_tape: ? undetermined: {note}").format(
-            note=next(e.note for e in entries if e.status == "undetermined")
-        )
-    if verdict == "skipped":
-        return _("check_tape: – not checked: {note}").format(
-            note=next(e.note for e in entries if e.status == "skipped")
-        )
-    return _("check_tape: ✓ the rule of {op} agrees with finite differences").format(op=node.f.name)
-
-
-def svg_markup(y, **options) -> str:
-    """The drawing of ``plot_tape(y, **options)`` as an ``<svg>`` element to sit inside HTML."""
-    from .drawing import svg_markup as markup
-
-    return markup(y, **options)
-
-
 def _node(y):
-    from ..tracked import Tracked
-
     return y if isinstance(y, Tracked) else getattr(y, "tracker", None)
 
 
 def _label_map(labels) -> dict:
-    from ._tape import label_map
-
     return label_map(labels, "BackpropStepper")

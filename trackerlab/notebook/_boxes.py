@@ -1,0 +1,150 @@
+"""What the tape drawing shows: one box per value with its title and lines of text, one edge per
+recorded use, and each box's size measured in the font it is drawn in."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import deque
+
+from ..tracked import Tracked
+from ._i18n import _
+from ._tape import dtype_text, names, numbering, shape_text, short, tape
+
+__all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
+
+FONT = "DejaVu Sans"  # measured and drawn in the same font, so titles never overflow their boxes
+HEAD_PT, BODY_PT, SMALL_PT = 8.0, 7.0, 6.5
+PAD_X, PAD_Y, MIN_W, MAX_CHARS = 0.09, 0.06, 0.85, 40
+
+
+def boxes_and_edges(
+    root: Tracked, labels: dict, max_nodes: int, constants: bool, numbered=None, focus=None
+) -> tuple[dict, list, int]:
+    """The boxes (key → what it shows) and edges ((source, target, position), one per use) to draw,
+    and the number of values on the whole tape. Only the part that is drawn is looked at closely."""
+    # ``numbered``: the stepper's (numbering, names) of the same tape, so a frame costs what it shows
+    (index, _, below), named = numbered or (numbering(root), None)
+    keep = None
+    if len(index) > max_nodes:  # the values nearest the output (or the focus), breadth first, and a box for the rest
+        start, users = (root, {}) if focus is None or focus[0] not in index else focus
+        keep = {start}
+        queue = deque([start])
+        while queue and len(keep) < max_nodes - 1:
+            node = queue.popleft()
+            for arg in (*below[node], *users.get(node, ())):
+                if arg not in keep and len(keep) < max_nodes - 1:
+                    keep.add(arg)
+                    queue.append(arg)
+    entries = tape(root, index, keep)
+    kept_keys = None if keep is None else {f"n{index[node]}" for node in keep}
+
+    def drawn(key):
+        return key in kept_keys
+
+    if named is None:
+        named = names(index, labels)  # counted over the whole tape, so they match the stepper's
+    boxes: dict = {}
+    edges: list = []
+    for entry in entries:
+        node = entry.node
+        if entry.const:
+            if not constants:
+                continue
+            boxes[entry.key] = _box(entry.key, "const", None, None, entry.value, operands=0)
+            continue
+        kind = "param" if node.isleaf else "op"
+        box = boxes[entry.key] = _box(entry.key, kind, node, named[node], node.data, operands=len(entry.args))
+        box["user"] = node in labels
+        if not node.isleaf:
+            box["settings"] = entry.settings
+            box["kwargs"] = dict(node.f.kwargs)
+        for source, position in entry.args:
+            if source.startswith("c") and not constants:
+                box["folded"].append((position, source))
+            elif source.startswith("c") or keep is None or drawn(source):
+                edges.append((source, entry.key, position))
+    if not constants:  # write each constant operand into its call's box
+        values = {e.key: e.value for e in entries if e.const}
+        for box in boxes.values():
+            box["folded"] = [f"const {p + 1} = {short(values[k], 3)}" for p, k in box["folded"]]
+    if keep is not None:
+        boxes["more"] = _box("more", "more", None, None, None, operands=0)
+        boxes["more"]["hidden"] = len(index) - len(keep)
+        cut = [n for n in keep if any(a not in keep for a in below[n])]
+        for node in sorted(cut, key=index.__getitem__):
+            edges.append(("more", f"n{index[node]}", None))
+        boxes = {"more": boxes.pop("more"), **boxes}
+    return boxes, edges, len(index)
+
+
+def _box(key, kind, node, name, data, operands: int) -> dict:
+    return {
+        "key": key,
+        "kind": kind,
+        "node": node,
+        "name": name,
+        "data": data,
+        "operands": operands,
+        "folded": [],
+        "settings": (),
+        "kwargs": {},
+        "user": False,
+    }
+
+
+def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
+    """The box's title and its lines: key, shape and dtype; data; grad or Δ; settings; constants."""
+    kind = box["kind"]
+    if kind == "more":
+        return _("… {count} more").format(count=f"{box['hidden']:,}"), [_("earlier values")]
+    data = box["data"]
+    if kind == "const":
+        shape = shape_text(tuple(getattr(data, "shape", ())))
+        return _("const"), [f"{box['key']} · {shape}", _("data {value}").format(value=short(data, 3))]
+    node = box["node"]
+    op = "param" if node.isleaf else node.f.name
+    name = box["name"]
+    head = f"{name} = {op}" if box["user"] or node.isleaf else name
+    lines = [f"{box['key']} · {shape_text(tuple(getattr(data, 'shape', ())))} {dtype_text(data)}"]
+    extra = [short(s, 3) for s in box["settings"]] + [f"{k}={short(v, 3)}" for k, v in box["kwargs"].items()]
+    if extra:
+        lines.append(f"({', '.join(extra)})")
+    if show_data:
+        lines.append(_("data {value}").format(value=short(data, 3)))
+        if shown is None:
+            if node.grad is not None:
+                lines.append(_("grad {value}").format(value=short(node.grad, 3)))
+        elif node in shown:
+            done = box["state"] in ("done", "current")
+            word = _("grad {value}") if node.isleaf and done else "Δ {value}"
+            lines.append(word.format(value=short(shown[node], 3)))
+    lines.extend(box["folded"])
+    return _clip(head), [_clip(line) for line in lines]
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+
+
+_RENDERER = []
+
+
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    """The width of ``text`` in inches, from the font's own metrics (matplotlib's, at 72 dpi)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    if not _RENDERER:
+        _RENDERER.append(RendererAgg(10, 10, 72))
+    prop = FontProperties(family=FONT, size=size, weight="bold" if bold else "normal")
+    # a wide (Japanese or Chinese) character is one em, about an "m" of the font, whatever fonts are installed
+    text = "".join("m" if unicodedata.east_asian_width(c) in "WF" else c for c in text)
+    width, _height, _descent = _RENDERER[0].get_text_width_height_descent(text, prop, ismath=False)
+    return width / 72
+
+
+def box_size(text) -> tuple[float, float]:
+    head, lines = text
+    widest = max([text_width(head, HEAD_PT, bold=True)] + [text_width(line, BODY_PT) for line in lines])
+    height = (HEAD_PT * 1.35 + BODY_PT * 1.3 * len(lines)) / 72 + 2 * PAD_Y
+    return max(widest + 2 * PAD_X, MIN_W), height
