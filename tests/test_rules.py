@@ -10,8 +10,11 @@ import pathlib
 import re
 import tokenize
 
+import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 import trackerlab as tl
 from trackerlab.ops import operations
@@ -112,6 +115,59 @@ def check(f, *args, backend: str = "numpy", order: int = 2, **options):
 
 def rand(*shape, seed: int = 0, low: float = -1.0, high: float = 1.0):
     return np.random.default_rng(seed).uniform(low, high, shape)
+
+
+# ---------------------------------------------------------------- values drawn for the elementwise families
+
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+# domains: (low, high, points to keep away from, where the function is not smooth)
+REAL = (-2.0, 2.0, ())
+POSITIVE = (0.2, 3.0, ())
+UNIT = (-0.9, 0.9, ())
+ABOVE_ONE = (1.2, 3.0, ())
+AWAY = (-2.0, 2.0, (0.0,))  # away from a kink or a pole at 0
+SMALL = (-1.2, 1.2, ())
+# two grids a quarter apart: x and y never meet, so maximum and friends stay away from their kink
+GRID = st.sampled_from([k / 2 for k in range(-4, 5)])
+OFF_GRID = st.sampled_from([k / 2 + 0.25 for k in range(-4, 4)])
+DIVISORS = st.sampled_from([1.0, -1.0, 2.0, -4.0])
+
+
+def values(draw, shape, domain):
+    if isinstance(domain, st.SearchStrategy):
+        return draw(hnp.arrays(np.float64, shape, elements=domain))
+    low, high, away = domain
+    elements = st.floats(low, high, allow_nan=False, allow_infinity=False)
+    if away:
+        elements = elements.filter(lambda v: all(abs(v - p) > 0.1 for p in away))
+    return draw(hnp.arrays(np.float64, shape, elements=elements))
+
+
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
+BROADCAST = hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=3)
+
+
+def fixed(shape, domain, seed):
+    """Values of ``domain`` without hypothesis: for the fixed broadcasting cases."""
+    rng = np.random.default_rng(seed)
+    if isinstance(domain, st.SearchStrategy):  # the two grids
+        grid = {id(GRID): [k / 2 for k in range(-4, 5)], id(DIVISORS): [1.0, -1.0, 2.0, -4.0]}.get(
+            id(domain), [k / 2 + 0.25 for k in range(-4, 4)]
+        )
+        return rng.choice(grid, shape)
+    low, high, away = domain
+    x = rng.uniform(low, high, shape)
+    for p in away:
+        x = np.where(np.abs(x - p) < 0.1, p + 0.2, x)
+    return x
+
+
+def alternating(shapes):
+    """Arguments of ``shapes`` in ±[0.1, 0.6], alternating in sign: away from the remainder's jumps (multiples
+    of 0.7) and the selections' thresholds, for the cases of composites."""
+    signs = [np.where(np.arange(np.prod(s, dtype=int)) % 2, 1.0, -1.0).reshape(s) for s in shapes]
+    return [np.asarray(np.random.default_rng(k).uniform(0.1, 0.6, s) * sign) for k, (s, sign) in enumerate(zip(shapes, signs))]
 
 
 # ---------------------------------------------------------------- the tables as a whole

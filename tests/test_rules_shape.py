@@ -182,6 +182,14 @@ def test_casting_rules_are_checked_as_numpy_checks_them():
     assert x.grad.dtype == np.float64 and y.grad.dtype == np.float32
 
 
+def test_joins_refuse_out():
+    x = tl.param(np.ones(2))
+    with pytest.raises(TypeError, match="concatenate: out= is not supported on tracked values"):
+        tl.concatenate([x, x], out=np.empty(4))
+    with pytest.raises(TypeError, match="stack: out= is not supported on tracked values"):
+        tl.stack([x, x], out=np.empty((2, 2)))
+
+
 def test_shape_function_errors_name_the_function():
     x = tl.param(np.ones(4))
     with pytest.raises(ValueError, match=r"vsplit: only works on arrays of 2 or more dimensions"):

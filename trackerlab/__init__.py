@@ -21,10 +21,16 @@ from .api import back_, forward, gradient, hessian, jacobian
 from .custom_rules import grad_rule, primitive, track
 from .ops import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
+from .rules.complex_parts import (
+    angle,
+    conj,
+    conjugate,
+    imag,
+    real,
+)
 from .rules.elementwise import (
     abs,
     add,
-    angle,
     arccos,
     arccosh,
     arcsin,
@@ -34,23 +40,15 @@ from .rules.elementwise import (
     arctanh,
     astype,
     cbrt,
-    clip,
-    conj,
-    conjugate,
     cos,
     cosh,
     deg2rad,
     divide,
-    divmod,
     exp,
     exp2,
     expm1,
     float_power,
-    fmax,
-    fmin,
-    fmod,
     hypot,
-    imag,
     linspace,
     log,
     log1p,
@@ -58,19 +56,12 @@ from .rules.elementwise import (
     log10,
     logaddexp,
     logaddexp2,
-    maximum,
-    minimum,
-    mod,
     multiply,
-    nan_to_num,
     negative,
     positive,
     power,
     rad2deg,
-    real,
     reciprocal,
-    remainder,
-    select,
     sin,
     sinc,
     sinh,
@@ -79,7 +70,6 @@ from .rules.elementwise import (
     subtract,
     tan,
     tanh,
-    where,
 )
 from .rules.factorizations import eig, eigh, eigvals, eigvalsh, pinv, svd, svdvals
 from .rules.indexing import (
@@ -90,6 +80,14 @@ from .rules.indexing import (
     take_along_axis,
 )
 from .rules.inverses import cholesky, det, inv, matrix_power, slogdet, solve
+from .rules.joins import (
+    append,
+    column_stack,
+    concatenate,
+    hstack,
+    stack,
+    vstack,
+)
 from .rules.linalg import (
     cross,
     dot,
@@ -131,24 +129,33 @@ from .rules.reductions import (
     sum,
     var,
 )
+from .rules.remainders import (
+    divmod,
+    fmod,
+    mod,
+    remainder,
+)
+from .rules.selection import (
+    clip,
+    fmax,
+    fmin,
+    maximum,
+    minimum,
+    nan_to_num,
+    select,
+    where,
+)
 from .rules.shape import (
-    append,
-    array_split,
     atleast_1d,
     atleast_2d,
     atleast_3d,
     broadcast_to,
-    column_stack,
-    concatenate,
     copy,
     diff,
-    dsplit,
     expand_dims,
     flip,
     fliplr,
     flipud,
-    hsplit,
-    hstack,
     matrix_transpose,
     moveaxis,
     pad,
@@ -158,14 +165,17 @@ from .rules.shape import (
     roll,
     rollaxis,
     rot90,
-    split,
     squeeze,
-    stack,
     swapaxes,
     tile,
     transpose,
+)
+from .rules.splits import (
+    array_split,
+    dsplit,
+    hsplit,
+    split,
     vsplit,
-    vstack,
 )
 from .rules.utility import checkpoint, hook, identity, nobacksies
 from .tapecheck import check_tape

@@ -11,11 +11,14 @@ import operator
 
 from . import numpy_protocol
 from .numpy_protocol import plain
+from .rules import complex_parts as C
 from .rules import elementwise as E
 from .rules import indexing as I
 from .rules import linalg as L
 from .rules import matrices as M
 from .rules import reductions as R
+from .rules import remainders as Q
+from .rules import selection as P
 from .rules import shape as S
 from .rules._util import array, ns
 from .tracked import TrackedArray, _TrackedValue, data
@@ -83,7 +86,7 @@ def _cumsum(self, axis=None, dtype=None, out=None):
 
 
 def _clip(self, min=None, max=None):  # noqa: A002  (NumPy's argument names)
-    return E.clip(self, min, max)
+    return P.clip(self, min, max)
 
 
 def _plain(name: str):
@@ -122,10 +125,10 @@ _OPERATORS = {
     "__pos__": ("positive", lambda self: self),
     "__abs__": ("abs", lambda self: E.abs(self)),
     "__getitem__": ("getitem", lambda self, index: I.getitem(self, _index(index))),
-    "__mod__": ("remainder", _binary(E.remainder)),
-    "__rmod__": ("remainder", _reflected(E.remainder)),
-    "__divmod__": ("remainder", _binary(E.divmod)),
-    "__rdivmod__": ("remainder", _reflected(E.divmod)),
+    "__mod__": ("remainder", _binary(Q.remainder)),
+    "__rmod__": ("remainder", _reflected(Q.remainder)),
+    "__divmod__": ("remainder", _binary(Q.divmod)),
+    "__rdivmod__": ("remainder", _reflected(Q.divmod)),
 }
 _METHODS = {
     "sum": ("sum", _reduction(R.sum)),
@@ -152,10 +155,10 @@ _METHODS = {
     "dot": ("dot", lambda self, other: L.dot(self, other)),
     "trace": ("trace", lambda self, offset=0, axis1=0, axis2=1: M.trace(self, offset, axis1, axis2)),
     "diagonal": ("diagonal", lambda self, offset=0, axis1=0, axis2=1: M.diagonal(self, offset, axis1, axis2)),
-    "real": ("real", property(lambda self: E.real(self))),
-    "imag": ("imag", property(lambda self: E.imag(self))),
-    "conj": ("conj", lambda self: E.conj(self)),
-    "conjugate": ("conj", lambda self: E.conj(self)),
+    "real": ("real", property(lambda self: C.real(self))),
+    "imag": ("imag", property(lambda self: C.imag(self))),
+    "conj": ("conj", lambda self: C.conj(self)),
+    "conjugate": ("conj", lambda self: C.conj(self)),
 }
 _NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "argpartition", "nonzero", "all", "any", "round")
 

@@ -148,7 +148,8 @@ def _pack(name: str, sequence):
     """A list or tuple operand holding tracked values as one tracked array, recorded so that the
     gradient reaches every element: ``stack`` of its elements (of a regular nest of lists: ``stack`` of
     the innermost elements, then ``reshape``), as ``numpy.asarray`` would arrange them."""
-    from .rules.shape import _stack_op, reshape
+    from .rules.joins import _stack_op
+    from .rules.shape import reshape
 
     lengths = []
     first = sequence

@@ -9,11 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import elementwise, factorizations, indexing, inverses, linalg, matrices, nn, reductions, shape, utility  # noqa: F401
+# _util first: the families import its helpers at their top, and it imports their operations at its end
+from . import (  # noqa: F401
+    _util,
+    complex_parts,
+    elementwise,
+    factorizations,
+    indexing,
+    inverses,
+    joins,
+    linalg,
+    matrices,
+    nn,
+    reductions,
+    remainders,
+    selection,
+    shape,
+    splits,
+    utility,
+)
 from ._util import COMPOSITES, WRAPPERS
 
 FAMILIES = (
     "elementwise",
+    "complex",
+    "remainders",
+    "selection",
     "reductions",
     "shape",
     "indexing",

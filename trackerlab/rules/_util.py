@@ -296,8 +296,8 @@ class Each(tuple):
         return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
 
 
-from .elementwise import _conj as conj  # noqa: E402  (the families' rules use each other)
-from .elementwise import _real as real  # noqa: E402
-from .elementwise import abs, divide, where  # noqa: E402
+from .complex_parts import conj, real  # noqa: E402  (the families' rules use each other)
+from .elementwise import abs, divide  # noqa: E402
 from .reductions import sum  # noqa: E402
+from .selection import where  # noqa: E402
 from .shape import broadcast_to, reshape, transpose  # noqa: E402

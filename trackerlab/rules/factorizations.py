@@ -379,8 +379,8 @@ from ._util import (  # noqa: E402
     ns,
     shape,
 )
-from .elementwise import _complex_op as _complex  # noqa: E402
-from .elementwise import conj, imag, real  # noqa: E402
+from .complex_parts import _complex_op as _complex  # noqa: E402
+from .complex_parts import conj, imag, real  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .inverses import solve  # noqa: E402
 from .linalg import matmul  # noqa: E402

@@ -1,16 +1,13 @@
 """Shape operations and their gradient rules: each sends the sensitivity back through its inverse.
 
-Sequence operations (``concatenate``, ``stack``) take their arrays as positional operands of one
-operation; the public ``tl.concatenate(arrays, axis)`` is a thin wrapper, as NumPy spells it.
-``split`` gives one ``split`` operation per piece (a slice along the axis).
+Reshapes, transposes, flips, rolls, tiles, repeats and pads of one array, and the functions composed of
+them; joins of several arrays live in ``joins.py``, splits into pieces in ``splits.py`` (the same family).
 """
 
 from __future__ import annotations
 
-import itertools
-
-from ..ops import defop, register_rules
-from ._util import Each, composite, wrapper
+from ..ops import as_operand, defop, register_rules
+from ._util import composite
 
 
 def _reshape(x, shape=None, order="C", *, newshape=None, copy=None):
@@ -75,20 +72,6 @@ def _ravel(x, order="C"):
     return ns(x).reshape(array(x), (-1,))
 
 
-def _concatenate(*arrays, axis=0):
-    xp = ns(*arrays)
-    return xp.concat([array(a) for a in arrays], axis=axis)
-
-
-def _stack(*arrays, axis=0):
-    xp = ns(*arrays)
-    return xp.stack([array(a) for a in arrays], axis=axis)
-
-
-def _split(x, start, stop, axis=0):
-    return take_slice(x, axis, start, stop)
-
-
 def _flip(x, axis=None):
     return ns(x).flip(array(x), axis=axis)
 
@@ -147,75 +130,12 @@ moveaxis = defop("moveaxis", _moveaxis, arity=1, family="shape")
 expand_dims = defop("expand_dims", _expand_dims, arity=1, family="shape")
 squeeze = defop("squeeze", _squeeze, arity=1, family="shape")
 broadcast_to = defop("broadcast_to", _broadcast_to, arity=1, family="shape")
-_concatenate_op = defop("concatenate", _concatenate, family="shape", doc="Join arrays along an axis.")
-_stack_op = defop("stack", _stack, family="shape", doc="Join arrays along a new axis.")
-_split_op = defop("split", _split, arity=1, family="shape", doc="One piece of a split: a slice along an axis.")
 flip = defop("flip", _flip, arity=1, family="shape")
 roll = defop("roll", _roll, arity=1, family="shape")
 tile = defop("tile", _tile, arity=1, family="shape")
 repeat = defop("repeat", _repeat, arity=1, family="shape")
 pad = defop("pad", _pad, arity=1, family="shape")
 copy = defop("copy", _copy, arity=1, family="shape")
-
-
-@wrapper("concatenate")
-def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
-    """Join a sequence of arrays along ``axis`` (``None``: flattened first), as ``numpy.concatenate``.
-
-    >>> import trackerlab as tl
-    >>> tl.concatenate([tl.param([1.0]), [2.0, 3.0]])
-    Tracked 3-element float64 array:
-    [1. 2. 3.]
-    """
-    _no_out("concatenate", out, None)
-    return _cast("concatenate", _concatenate_op(*arrays, axis=axis), arrays, dtype, casting)
-
-
-@wrapper("stack")
-def stack(arrays, axis=0, out=None, *, dtype=None, casting=None):
-    """Join a sequence of arrays of one shape along a new ``axis``, as ``numpy.stack``."""
-    _no_out("stack", out, None)
-    return _cast("stack", _stack_op(*arrays, axis=axis), arrays, dtype, casting)
-
-
-@wrapper("split")
-def split(x, indices_or_sections, axis=0):
-    """Split ``x`` into a list of pieces along ``axis``, as ``numpy.split`` (each piece a ``split`` call)."""
-    return _pieces(x, indices_or_sections, axis, exact=True)
-
-
-@composite("shape")
-def array_split(x, indices_or_sections, axis=0):
-    """``numpy.array_split``: like ``split``, but the sections need not divide the axis evenly."""
-    return _pieces(x, indices_or_sections, axis, exact=False)
-
-
-def _pieces(x, indices_or_sections, axis, exact: bool):
-    n = shape_of(x)[axis]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
-        if k <= 0 or (exact and n % k):
-            raise ValueError(f"split: an axis of length {n} does not split into {k} equal sections")
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-        cuts = [0]
-        for s in sizes:
-            cuts.append(cuts[-1] + s)
-    else:
-        cuts = [0] + [min(max(int(i) if i >= 0 else n + int(i), 0), n) for i in indices_or_sections] + [n]
-    return [_split_op(x, start=a, stop=max(a, b), axis=axis) for a, b in itertools.pairwise(cuts)]
-
-
-@composite("shape")
-def hstack(arrays, *, dtype=None, casting="same_kind"):
-    """``numpy.hstack``: concatenate along the second axis (the first for 1-D arrays)."""
-    arrays = [atleast_1d(a) for a in arrays]
-    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1, dtype=dtype, casting=casting)
-
-
-@composite("shape")
-def vstack(arrays, *, dtype=None, casting="same_kind"):
-    """``numpy.vstack``: concatenate along the first axis, 1-D arrays becoming rows."""
-    return concatenate([atleast_2d(a) for a in arrays], axis=0, dtype=dtype, casting=casting)
 
 
 @composite("shape")
@@ -264,11 +184,6 @@ def take_slice(x, axis: int, start: int, stop: int):
     return getitem(x, (slice(None),) * (axis % ndim) + (slice(start, stop), Ellipsis))
 
 
-def _no_out(name: str, out, dtype) -> None:
-    if out is not None or dtype is not None:
-        raise TypeError(f"{name}: out= and dtype= are not supported on tracked values")
-
-
 def _inverse(axes, ndim: int) -> tuple:
     if axes is None:
         return tuple(reversed(range(ndim)))
@@ -276,34 +191,6 @@ def _inverse(axes, ndim: int) -> tuple:
     for i, a in enumerate(axes):
         order[a % ndim] = i
     return tuple(order)
-
-
-def _pieces_of(i: int, arrays, axis):
-    """Where operand ``i`` of a concatenation lies along ``axis``: ``(start, stop)``."""
-    start = 0
-    for j, a in enumerate(arrays):
-        n = shape_of(a)[axis] if axis is not None else size(shape_of(a))
-        if j == i:
-            return start, start + n
-        start += n
-    raise IndexError(i)
-
-
-def _concatenate_rule(i, g, ans, *arrays, axis=0):
-    start, stop = _pieces_of(i, arrays, axis)
-    piece = take_slice(g, 0 if axis is None else axis, start, stop)
-    return real_for(arrays[i], reshape(piece, shape_of(arrays[i])) if axis is None else piece)
-
-
-def _stack_rule(i, g, ans, *arrays, axis=0):
-    ndim = len(shape_of(ans))
-    return real_for(arrays[i], getitem(g, (slice(None),) * (axis % ndim) + (i, Ellipsis)))
-
-
-def _split_rule(g, ans, x, start, stop, axis=0):
-    widths = [(0, 0)] * len(shape_of(x))
-    widths[axis] = (start, shape_of(x)[axis] - stop)
-    return pad(g, widths)
 
 
 def _tile_rule(g, ans, x, reps):
@@ -351,9 +238,6 @@ RULES = {
     "expand_dims": (lambda g, ans, x, axis: reshape(g, shape_of(x)),),
     "squeeze": (lambda g, ans, x, axis=None: reshape(lift(g, x), shape_of(x)),),
     "broadcast_to": (lambda g, ans, x, shape: unbroadcast(x, g),),
-    "concatenate": Each(_concatenate_rule),
-    "stack": Each(_stack_rule),
-    "split": (_split_rule,),
     "flip": (lambda g, ans, x, axis=None: flip(g, axis),),
     "roll": (
         lambda g, ans, x, shift, axis=None: roll(
@@ -368,66 +252,14 @@ RULES = {
 register_rules("shape", RULES)
 
 from ..tracked import data  # noqa: E402  (the families' rules use each other)
-from ._util import array, axes_of, lift, ns, real_for, size, unbroadcast  # noqa: E402
+from ._util import array, axes_of, lift, ns, size, unbroadcast  # noqa: E402
 from ._util import shape as shape_of  # noqa: E402
 from .indexing import _untake as untake  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .reductions import sum  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------------
-# More of NumPy's shape functions, composed of the operations above (their gradients come from those),
-# and the dtype= and casting= keywords of concatenate and stack.
-
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
-
-
-def _dtype_of(xp, value):
-    value = data(value)
-    return value.dtype if hasattr(value, "dtype") else xp.asarray(value).dtype
-
-
-def _can_cast(xp, source, target, casting: str) -> bool:
-    """NumPy's ``can_cast(source, target, casting)``, or the array API's (which knows only 'safe')."""
-    try:
-        return bool(xp.can_cast(source, target, casting=casting))
-    except TypeError:
-        pass
-    if casting == "unsafe":
-        return True
-    if casting in ("no", "equiv"):
-        return source == target
-    if xp.can_cast(source, target):
-        return True
-    kinds = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
-    return casting == "same_kind" and any(xp.isdtype(source, k) and xp.isdtype(target, k) for k in kinds)
-
-
-def _cast(name: str, out, arrays, dtype, casting):
-    """The joined ``out`` in ``dtype`` (a cast recorded as ``astype``), after checking that every input may
-    be cast to the output's dtype under ``casting``, as NumPy does."""
-    if casting is None:
-        casting = "same_kind"
-    if casting not in _CASTINGS:
-        raise ValueError(f"{name}: casting must be one of {', '.join(map(repr, _CASTINGS))}, not {casting!r}")
-    if dtype is None and casting in ("same_kind", "unsafe", "safe"):  # the inputs' promotion is always allowed
-        return out
-    xp = ns(out)
-    target = _dtype_of(xp, out) if dtype is None else xp.empty((0,), dtype=dtype).dtype
-    for a in arrays:
-        source = _dtype_of(xp, a)
-        if not _can_cast(xp, source, target, casting):
-            raise TypeError(f"{name}: cannot cast an array of {source} to {target} under casting={casting!r}")
-    if _dtype_of(xp, out) == target:
-        return out
-    from .elementwise import astype
-
-    return astype(out, target)
-
-
-def _operand(x):
-    """A list or tuple given where an array is meant, as an array (through an operation, so that tracked
-    entries stay tracked); anything else as it is."""
-    return copy(x) if isinstance(x, list | tuple) else x
+# More of NumPy's shape functions, composed of the operations above (their gradients come from those).
 
 
 @composite("shape")
@@ -435,7 +267,7 @@ def atleast_3d(*arrays):
     """``x`` with at least three axes: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``;
     several arrays give a tuple, as ``numpy.atleast_3d``."""
     out = []
-    for x in map(_operand, arrays):
+    for x in (as_operand(a, "atleast_3d") for a in arrays):
         s = shape_of(x)
         if len(s) == 0:
             x = reshape(x, (1, 1, 1))
@@ -448,54 +280,9 @@ def atleast_3d(*arrays):
 
 
 @composite("shape")
-def column_stack(arrays):
-    """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
-    columns = []
-    for a in map(_operand, arrays):
-        s = shape_of(a)
-        columns.append(reshape(a, (s[0] if s else 1, 1)) if len(s) < 2 else a)
-    return concatenate(columns, axis=1)
-
-
-@composite("shape")
-def append(x, values, axis=None):
-    """``numpy.append``: ``values`` after ``x`` along ``axis`` (both flattened when ``axis`` is None)."""
-    if axis is None:
-        return concatenate([ravel(x), ravel(values)], axis=0)
-    return concatenate([x, values], axis=axis)
-
-
-def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
-    x = _operand(x)
-    if len(shape_of(x)) < least:
-        raise ValueError(f"{name}: only works on arrays of {least} or more dimensions (got shape {shape_of(x)})")
-    return split(x, indices_or_sections, axis=axis)
-
-
-@composite("shape")
-def hsplit(x, indices_or_sections):
-    """``numpy.hsplit``: split along the second axis (the first for 1-D arrays)."""
-    x = _operand(x)
-    return _split_along("hsplit", x, indices_or_sections, 1 if len(shape_of(x)) > 1 else 0, 1)
-
-
-@composite("shape")
-def vsplit(x, indices_or_sections):
-    """``numpy.vsplit``: split along the first axis of an array of 2 or more dimensions."""
-    return _split_along("vsplit", x, indices_or_sections, 0, 2)
-
-
-@composite("shape")
-def dsplit(x, indices_or_sections):
-    """``numpy.dsplit``: split along the third axis of an array of 3 or more dimensions."""
-    return _split_along("dsplit", x, indices_or_sections, 2, 3)
-
-
-@composite("shape")
 def rot90(x, k=1, axes=(0, 1)):
     """``numpy.rot90``: rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
     towards the second."""
-    x = _operand(x)
     ndim = len(shape_of(x))
     axes = tuple(axes)
     if len(axes) != 2:
@@ -517,7 +304,6 @@ def rot90(x, k=1, axes=(0, 1)):
 @composite("shape")
 def rollaxis(x, axis, start=0):
     """``numpy.rollaxis``: move ``axis`` to lie before position ``start`` (prefer ``moveaxis``)."""
-    x = _operand(x)
     ndim = len(shape_of(x))
     if not -ndim <= axis < ndim:
         raise ValueError(f"rollaxis: axis {axis} is out of bounds for an array of dimension {ndim}")

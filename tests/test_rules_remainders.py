@@ -1,0 +1,101 @@
+"""Gradient checks of the remainders (``remainder``, ``fmod``, ``divmod``), to second order, on shapes and
+broadcasts drawn by hypothesis, on NumPy and on the other backends, away from the jumps."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_rules import (
+    BACKENDS,
+    BROADCAST,
+    DIVISORS,
+    OFF_GRID,
+    SETTINGS,
+    alternating,
+    check,
+    fixed,
+    ruled,
+    values,
+)
+
+import trackerlab as tl
+
+# binary: (domain of x, domain of y)
+BINARY = {
+    # x/y stays at least 1/16 away from an integer: away from the jumps of the remainders
+    "remainder": (OFF_GRID, DIVISORS),
+    "fmod": (OFF_GRID, DIVISORS),
+}
+
+
+def test_every_remainders_rule_has_a_case():
+    missing = [n for n in ruled("remainders") if n not in BINARY]
+    assert not missing, f"remainders rules without a test case: {missing}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(BINARY))
+@SETTINGS
+@given(data=st.data())
+def test_binary_rule_with_broadcasting(name, backend, data):
+    dx, dy = BINARY[name]
+    sx, sy, _ = data.draw(BROADCAST).input_shapes
+    x = values(data.draw, sx, dx)
+    y = values(data.draw, sy, dy)
+    check(getattr(tl, name), x, y, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_rule_on_a_full_broadcast(name, backend):
+    dx, dy = BINARY[name]
+    check(getattr(tl, name), fixed((2, 1, 3), dx, 0), fixed((4, 1), dy, 1), backend=backend)
+
+
+# ---------------------------------------------------------------- composites: divmod
+
+
+COMPOSITES = [
+    (lambda x: tl.divmod(x, 0.7)[1] * x, (4,)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", range(len(COMPOSITES)))
+def test_composites_of_remainders(case, backend):
+    f, *shapes = COMPOSITES[case]
+    check(f, *alternating(shapes), backend=backend)
+
+
+# ---------------------------------------------------------------- what the checks cannot see
+
+
+def test_remainder_is_the_percent_operator_and_numpy_mod():
+    x = tl.param([5.5, -1.25])
+    y = x % 2.0
+    assert y.tracker.f.name == "remainder"
+    np.testing.assert_allclose(tl.data(y), [1.5, 0.75])
+    d = tl.param(2.0)
+    tl.back_(tl.sum(np.mod(x, d)) + tl.sum(3.0 % x))
+    # ∂(x mod d)/∂x = 1; ∂(3 mod x)/∂x = −floor(3 / x): −0 and 3
+    np.testing.assert_allclose(x.grad, [1.0, 1.0 + 3.0])
+    assert d.grad == pytest.approx(-(2.0 + -1.0))  # −floor(5.5 / 2) − floor(−1.25 / 2)
+
+
+def test_fmod_and_divmod():
+    x = tl.param([5.5, -1.25])
+    q, r = divmod(x, 2.0)
+    assert not tl.istracked(q) and tl.istracked(r)
+    np.testing.assert_array_equal(q, [2.0, -1.0])
+    _q2, r2 = np.divmod(x, 2.0)
+    np.testing.assert_array_equal(tl.data(r2), tl.data(r))
+    d = tl.param(2.0)
+    f = np.fmod(x, d)
+    np.testing.assert_allclose(tl.data(f), [1.5, -1.25])
+    tl.back_(tl.sum(f))
+    assert d.grad == pytest.approx(-2.0)  # −trunc(5.5 / 2) − trunc(−1.25 / 2)
+
+
+def test_remainder_of_complex_input_is_an_error():
+    with pytest.raises(TypeError, match="remainder: complex input"):
+        tl.param(np.array([1.0 + 1j])) % 2.0
