@@ -13,7 +13,7 @@ import tokenize
 import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trackerlab as tl
@@ -168,6 +168,64 @@ def alternating(shapes):
     of 0.7) and the selections' thresholds, for the cases of composites."""
     signs = [np.where(np.arange(np.prod(s, dtype=int)) % 2, 1.0, -1.0).reshape(s) for s in shapes]
     return [np.asarray(np.random.default_rng(k).uniform(0.1, 0.6, s) * sign) for k, (s, sign) in enumerate(zip(shapes, signs))]
+
+
+def family_tests(family: str, unary=None, binary=None, other=None) -> dict:
+    """The rule tests of an elementwise-style family, from its case tables: ``unary`` maps a name to its
+    domain, ``binary`` to the domains of x and y, ``other`` to (domains, a function of the backend). Each
+    family's test file puts them in its namespace: ``globals().update(family_tests("selection", UNARY, ...))``."""
+    unary, binary, other = unary or {}, binary or {}, other or {}
+    tests = {}
+
+    def test_every_rule_has_a_case():
+        missing = [n for n in ruled(family) if n not in unary and n not in binary and n not in other]
+        assert not missing, f"{family} rules without a test case: {missing}"
+
+    tests["test_every_rule_has_a_case"] = test_every_rule_has_a_case
+    if unary:
+
+        @pytest.mark.parametrize("backend", BACKENDS)
+        @pytest.mark.parametrize("name", sorted(unary))
+        @SETTINGS
+        @given(data=st.data())
+        def test_unary_rule(name, backend, data):
+            x = values(data.draw, data.draw(SHAPES), unary[name])
+            check(operations()[name], x, backend=backend)
+
+        tests["test_unary_rule"] = test_unary_rule
+    if binary:
+
+        @pytest.mark.parametrize("backend", BACKENDS)
+        @pytest.mark.parametrize("name", sorted(binary))
+        @SETTINGS
+        @given(data=st.data())
+        def test_binary_rule_with_broadcasting(name, backend, data):
+            dx, dy = binary[name]
+            sx, sy, _ = data.draw(BROADCAST).input_shapes
+            check(getattr(tl, name), values(data.draw, sx, dx), values(data.draw, sy, dy), backend=backend)
+
+        @pytest.mark.parametrize("backend", BACKENDS)
+        @pytest.mark.parametrize("name", sorted(binary))
+        def test_binary_rule_on_a_full_broadcast(name, backend):
+            dx, dy = binary[name]
+            check(getattr(tl, name), fixed((2, 1, 3), dx, 0), fixed((4, 1), dy, 1), backend=backend)
+
+        tests["test_binary_rule_with_broadcasting"] = test_binary_rule_with_broadcasting
+        tests["test_binary_rule_on_a_full_broadcast"] = test_binary_rule_on_a_full_broadcast
+    if other:
+
+        @pytest.mark.parametrize("backend", BACKENDS)
+        @pytest.mark.parametrize("name", sorted(other))
+        @SETTINGS
+        @given(data=st.data())
+        def test_other_rule(name, backend, data):
+            domains, make = other[name]
+            shapes = data.draw(BROADCAST).input_shapes[: len(domains)]
+            args = [values(data.draw, s, d) for s, d in zip(shapes, domains)]
+            check(make(backend), *args, backend=backend)
+
+        tests["test_other_rule"] = test_other_rule
+    return tests
 
 
 # ---------------------------------------------------------------- the tables as a whole

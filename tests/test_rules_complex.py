@@ -4,12 +4,9 @@ the convention: the sensitivity of z = x + iy is ∂L/∂x − i ∂L/∂y."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from test_rules import AWAY, BACKENDS, BROADCAST, REAL, SETTINGS, SHAPES, check, ruled, values
+from test_rules import AWAY, REAL, family_tests
 
 import trackerlab as tl
-from trackerlab.ops import operations
 
 UNARY = {
     "real": REAL,
@@ -31,29 +28,7 @@ OTHER = {
 }
 
 
-def test_every_complex_rule_has_a_case():
-    missing = [n for n in ruled("complex") if n not in UNARY and n not in OTHER]
-    assert not missing, f"complex rules without a test case: {missing}"
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(UNARY))
-@SETTINGS
-@given(data=st.data())
-def test_unary_rule(name, backend, data):
-    x = values(data.draw, data.draw(SHAPES), UNARY[name])
-    check(operations()[name], x, backend=backend)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(OTHER))
-@SETTINGS
-@given(data=st.data())
-def test_other_complex_rule(name, backend, data):
-    domains, make = OTHER[name]
-    shapes = data.draw(BROADCAST).input_shapes[: len(domains)]
-    args = [values(data.draw, s, d) for s, d in zip(shapes, domains)]
-    check(make(backend), *args, backend=backend)
+globals().update(family_tests("complex", UNARY, None, OTHER))  # the rule tests from the case tables
 
 
 # ---------------------------------------------------------------- complex input

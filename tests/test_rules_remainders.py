@@ -3,19 +3,13 @@ broadcasts drawn by hypothesis, on NumPy and on the other backends, away from th
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from test_rules import (
     BACKENDS,
-    BROADCAST,
     DIVISORS,
     OFF_GRID,
-    SETTINGS,
     alternating,
     check,
-    fixed,
-    ruled,
-    values,
+    family_tests,
 )
 
 import trackerlab as tl
@@ -28,28 +22,7 @@ BINARY = {
 }
 
 
-def test_every_remainders_rule_has_a_case():
-    missing = [n for n in ruled("remainders") if n not in BINARY]
-    assert not missing, f"remainders rules without a test case: {missing}"
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(BINARY))
-@SETTINGS
-@given(data=st.data())
-def test_binary_rule_with_broadcasting(name, backend, data):
-    dx, dy = BINARY[name]
-    sx, sy, _ = data.draw(BROADCAST).input_shapes
-    x = values(data.draw, sx, dx)
-    y = values(data.draw, sy, dy)
-    check(getattr(tl, name), x, y, backend=backend)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_rule_on_a_full_broadcast(name, backend):
-    dx, dy = BINARY[name]
-    check(getattr(tl, name), fixed((2, 1, 3), dx, 0), fixed((4, 1), dy, 1), backend=backend)
+globals().update(family_tests("remainders", None, BINARY, None))  # the rule tests from the case tables
 
 
 # ---------------------------------------------------------------- composites: divmod

@@ -4,26 +4,19 @@ on the other backends, away from their kinks; and what the checks cannot see: ti
 
 import numpy as np
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 from test_rules import (
     AWAY,
     BACKENDS,
-    BROADCAST,
     GRID,
     OFF_GRID,
     REAL,
-    SETTINGS,
-    SHAPES,
     alternating,
     check,
-    fixed,
-    ruled,
-    values,
+    family_tests,
 )
 
 import trackerlab as tl
-from trackerlab.ops import operations
 
 UNARY = {
     "nan_to_num": REAL,
@@ -53,48 +46,7 @@ OTHER = {
 }
 
 
-def test_every_selection_rule_has_a_case():
-    missing = [n for n in ruled("selection") if n not in UNARY and n not in BINARY and n not in OTHER]
-    assert not missing, f"selection rules without a test case: {missing}"
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(UNARY))
-@SETTINGS
-@given(data=st.data())
-def test_unary_rule(name, backend, data):
-    x = values(data.draw, data.draw(SHAPES), UNARY[name])
-    check(operations()[name], x, backend=backend)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(BINARY))
-@SETTINGS
-@given(data=st.data())
-def test_binary_rule_with_broadcasting(name, backend, data):
-    dx, dy = BINARY[name]
-    sx, sy, _ = data.draw(BROADCAST).input_shapes
-    x = values(data.draw, sx, dx)
-    y = values(data.draw, sy, dy)
-    check(getattr(tl, name), x, y, backend=backend)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_rule_on_a_full_broadcast(name, backend):
-    dx, dy = BINARY[name]
-    check(getattr(tl, name), fixed((2, 1, 3), dx, 0), fixed((4, 1), dy, 1), backend=backend)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(OTHER))
-@SETTINGS
-@given(data=st.data())
-def test_other_selection_rule(name, backend, data):
-    domains, make = OTHER[name]
-    shapes = data.draw(BROADCAST).input_shapes[: len(domains)]
-    args = [values(data.draw, s, d) for s, d in zip(shapes, domains)]
-    check(make(backend), *args, backend=backend)
+globals().update(family_tests("selection", UNARY, BINARY, OTHER))  # the rule tests from the case tables
 
 
 # ---------------------------------------------------------------- composites: select
