@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from .._backend import NDARRAY as _NDARRAY
 from .._backend import namespace
+from ..lazy import is_lazy
 from ..ops import as_operand
 from ..tracked import data
 
@@ -234,10 +235,17 @@ def spread(g, x, axis=None, keepdims=False):
     target = shape(x)
     g = lift(g, x)
     if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
-        return broadcast_to(g, target)
+        return _broadcast_like(g, x, target)
     if not keepdims and target:
         axes = axes_of(axis, len(target))
         g = reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))
+    return _broadcast_like(g, x, target)
+
+
+def _broadcast_like(g, x, target):
+    plain = data(x)
+    if is_lazy(plain):  # dask: in x's chunks (a broadcast is one chunk as long as x, which dask then fills)
+        return g * ns(plain).ones_like(plain, dtype=getattr(data(g), "dtype", plain.dtype))
     return broadcast_to(g, target)
 
 
