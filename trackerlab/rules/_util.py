@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from .._backend import NDARRAY as _NDARRAY
 from .._backend import namespace
+from .._checks import unknown_alike
 from ..lazy import is_lazy
 from ..ops import as_operand
 from ..tracked import data
@@ -128,7 +129,7 @@ def unbroadcast(x, g):
         return g
     target = shape(x)
     have = shape(g)
-    if have != target:
+    if have != target and not unknown_alike(have, target):  # (dask's unknown lengths after a lazy mask match)
         lead = len(have) - len(target)
         axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target) if n == 1 and have[lead + i] != 1)
         if axes:
