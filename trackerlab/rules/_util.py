@@ -271,29 +271,51 @@ def mT(a):
 
 class Each(tuple):
     """The rule of an operation with any number of array operands (``concatenate``, ``stack``, ``einsum``):
-    one pullback ``pullback(i, g, ans, *args, **kwargs)``, told which operand ``i`` it is for.
+    one function that sends the sensitivities of all operands at once,
+    ``pullbacks(wanted, g, ans, *args, **kwargs)``, returning a list with one sensitivity per operand.
+    ``wanted[i]`` says whether operand ``i`` needs one (it is tracked); the others may be ``None``.
 
-    It reads as a tuple with a pullback at every position (``len`` is unbounded, ``rule[i]`` is the
-    pullback for operand ``i``), so the walk, which indexes a rule by operand, treats it like any other;
-    iterating over it is an error rather than an endless loop.
+    The walk calls it once per node, so that a join of N arrays costs N slices, not N calls each
+    reading all N operands (which is quadratic). It reads as a tuple with a pullback at every position
+    too (``len`` is unbounded, ``rule[i]`` is the pullback of operand ``i`` alone, for callers that
+    check one operand at a time); iterating over it is an error rather than an endless loop. A rule
+    written per operand, ``pullback(i, g, ans, *args, **kwargs)``, becomes one with ``Each.one_by_one``.
     """
 
-    def __new__(cls, pullback: Callable):
+    def __new__(cls, pullbacks: Callable):
         self = super().__new__(cls, ())
-        self.pullback = pullback
+        self.pullbacks = pullbacks
         return self
+
+    @classmethod
+    def one_by_one(cls, pullback: Callable) -> Each:
+        """The rule of a ``pullback(i, g, ans, *args, **kwargs)`` that computes operand ``i``'s sensitivity
+        alone (for operations whose operands are few, like ``einsum``'s)."""
+
+        def pullbacks(wanted, g, ans, *args, **kwargs):
+            return [pullback(i, g, ans, *args, **kwargs) if w else None for i, w in enumerate(wanted)]
+
+        pullbacks.__name__ = getattr(pullback, "__name__", "pullback")
+        return cls(pullbacks)
 
     def __len__(self) -> int:
         return sys.maxsize
 
     def __getitem__(self, i):
-        return functools.partial(self.pullback, i)
+        return functools.partial(_one_operand, self.pullbacks, i)
 
     def __iter__(self):
         raise TypeError("a rule for any number of operands has no end: index it by operand, rule[i]")
 
     def __repr__(self) -> str:
-        return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
+        return f"Each({getattr(self.pullbacks, '__name__', self.pullbacks)!r})"
+
+
+def _one_operand(pullbacks, i: int, g, ans, *args, **kwargs):
+    """What an ``Each`` rule sends to operand ``i`` alone."""
+    wanted = [False] * len(args)
+    wanted[i] = True
+    return pullbacks(wanted, g, ans, *args, **kwargs)[i]
 
 
 from .complex_parts import conj, real  # noqa: E402  (the families' rules use each other)
