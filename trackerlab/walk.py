@@ -266,7 +266,8 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
         sent = pullbacks(wanted, g, ans, *xs, **kwargs)
         if len(sent) != len(args):
             raise ValueError(
-                f"{call.name}: the rule sent {len(sent)} sensitivities for {len(args)} operands; it must send one per operand"
+                f"{call.name}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
+                "it must send one per operand"
             )
         return [s if w else None for w, s in zip(wanted, sent)]
     n = len(rules)
