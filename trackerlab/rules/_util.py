@@ -15,7 +15,7 @@ from collections.abc import Callable
 from .._backend import NDARRAY as _NDARRAY
 from .._backend import namespace
 from ..ops import as_operand
-from ..tracked import data
+from ..tracked import _TrackedValue, data
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
 # operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
@@ -57,6 +57,17 @@ def _operand_first(f):
         return f(as_operand(x, f.__name__) if isinstance(x, list | tuple) else x, *args, **kwargs)
 
     return taking_lists
+
+
+def direct(op, *operands, **settings):
+    """``op(*operands, **settings)`` for operands that are arrays, numbers or tracked values: recorded where
+    one is tracked (nested AD), else ``op``'s forward run on them directly. A pullback of a plain walk runs
+    this once per node, and the dispatch of an operation call costs more than the arithmetic on small
+    arrays."""
+    for a in operands:
+        if isinstance(a, _TrackedValue):
+            return op(*operands, **settings)
+    return op.impl(*operands, **settings)
 
 
 def shape(x) -> tuple:
@@ -234,7 +245,7 @@ def spread(g, x, axis=None, keepdims=False):
     target = shape(x)
     g = lift(g, x)
     if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
-        return broadcast_to(g, target)
+        return direct(broadcast_to, g, target)
     if not keepdims and target:
         axes = axes_of(axis, len(target))
         g = reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))
@@ -266,7 +277,7 @@ def sign(x):
 def mT(a):
     """Swap the last two axes (the matrix transpose of a stack of matrices)."""
     n = len(shape(a))
-    return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
+    return direct(transpose, a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 class Each(tuple):
