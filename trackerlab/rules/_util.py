@@ -276,8 +276,13 @@ def sign(x):
 
 def mT(a):
     """Swap the last two axes (the matrix transpose of a stack of matrices)."""
+    if not isinstance(a, _TrackedValue):
+        try:
+            return a.mT  # the array API's matrix transpose, a view: no operation to run
+        except AttributeError:
+            pass
     n = len(shape(a))
-    return direct(transpose, a, tuple(range(n - 2)) + (n - 1, n - 2))
+    return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 class Each(tuple):

@@ -303,7 +303,7 @@ RULES = {
     # powers and roots
     "sqrt": (lambda g, ans, x: div(g, 2 * ans),),
     "cbrt": (lambda g, ans, x: div(g, 3 * ans * ans),),
-    "square": (lambda g, ans, x: 2 * g * x,),
+    "square": (lambda g, ans, x: direct(_power_backward_op, g, x, exponent=2),),
     "reciprocal": (lambda g, ans, x: -g * ans * ans,),
     "hypot": (_hypot_rule(True), _hypot_rule(False)),
     # trigonometry, and its inverses: d atan2(x, y) = (y dx − x dy) / (x² + y²)
