@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data
-from ._util import Each, array, composite, ns, real_for, size, wrapper
+from ._util import Each, array, composite, is_complex, ns, real_for, size, wrapper
 from ._util import shape as shape_of
 from .elementwise import astype
 from .indexing import getitem
@@ -88,6 +88,7 @@ def _concatenate_rule(wanted, g, ans, *arrays, axis=0):
     """Each array's sensitivity is the slice of ``g`` where it lies along ``axis`` (of flat ``g`` for None)."""
     along = 0 if axis is None else axis % len(shape_of(ans))
     lead = (slice(None),) * along
+    real = real_for if is_complex(g) else _same  # a real array's piece of a complex g: its real part
     out = []
     start = 0
     for w, a in zip(wanted, arrays):
@@ -95,7 +96,7 @@ def _concatenate_rule(wanted, g, ans, *arrays, axis=0):
         stop = start + (size(s) if axis is None else s[along])
         if w:
             piece = _index(g, lead + (slice(start, stop), Ellipsis))
-            out.append(real_for(a, reshape(piece, s) if axis is None else piece))
+            out.append(real(a, reshape(piece, s) if axis is None else piece))
         else:
             out.append(None)
         start = stop
@@ -107,7 +108,13 @@ def _stack_rule(wanted, g, ans, *arrays, axis=0):
     ndim = len(shape_of(ans))
     lead = (slice(None),) * (axis % ndim)
     rest = (Ellipsis,) if len(lead) + 1 < ndim else ()  # none after the last axis: NumPy's scalars for scalars
-    return [real_for(a, _index(g, (*lead, i, *rest))) if w else None for i, (w, a) in enumerate(zip(wanted, arrays))]
+    real = real_for if is_complex(g) else _same  # a real array's piece of a complex g: its real part
+    return [real(a, _index(g, (*lead, i, *rest))) if w else None for i, (w, a) in enumerate(zip(wanted, arrays))]
+
+
+def _same(a, piece):
+    """The piece as it is: every piece of a real ``g`` is real."""
+    return piece
 
 
 def _index(g, index: tuple):
