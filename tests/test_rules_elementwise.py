@@ -220,6 +220,9 @@ def test_tanh_and_powers_to_fourth_order():
     np.testing.assert_allclose(_derivatives(tl.tanh, 0.4, 4), expected, rtol=1e-12)
     np.testing.assert_allclose(_derivatives(lambda x: x**3.5, 1.3, 4), [3.5 * 1.3**2.5, 3.5 * 2.5 * 1.3**1.5, 3.5 * 2.5 * 1.5 * 1.3**0.5, 3.5 * 2.5 * 1.5 * 0.5 * 1.3**-0.5], rtol=1e-12)
     np.testing.assert_allclose(_derivatives(lambda x: x**3, 1.3, 4), [3 * 1.3**2, 6 * 1.3, 6.0, 0.0], rtol=1e-12)
+    # at 0, where x^(p−k) is infinite once p − k < 0, the derivatives that vanish are exactly 0, not NaN
+    for p, expected in ((0, [0.0] * 4), (1, [1.0, 0.0, 0.0, 0.0]), (2, [0.0, 2.0, 0.0, 0.0]), (3, [0.0, 0.0, 6.0, 0.0])):
+        assert _derivatives(lambda x, p=p: x**p, 0.0, 4) == expected
     # the square of tanh, the Hessian-vector product's function, and on arrays: the Hessian's diagonal
     x = np.array([0.3, -0.7])
     t = np.tanh(x)

@@ -198,6 +198,14 @@ _power_backward_op = defop(
 )
 
 
+def _power_backward_x(gg, ans, g, x, exponent):
+    """d/dx g p x^(p−1) = g p (p−1) x^(p−2): the same operation with g p for g and p − 1 for p. For p = 0
+    the operation is 0 whatever x is: no sensitivity (not 0 · x⁻², which is NaN at 0)."""
+    if exponent == 0:
+        return None
+    return unbroadcast(x, direct(_power_backward_op, gg * g * exponent, x, exponent=exponent - 1))
+
+
 def _power_x(g, ans, x, y):
     """The sensitivity of x in x ** y: one fused operation for a constant real number y (``x ** 2``)."""
     if type(y) is int or (isinstance(y, float) and type(y) is not bool):
@@ -332,14 +340,9 @@ RULES = {
         lambda gg, ans, g, t: unbroadcast(g, direct(_tanh_backward_op, gg, t)),
         lambda gg, ans, g, t: unbroadcast(t, -2 * gg * g * t),
     ),
-    # d/dg = p x^(p−1); d/dx = g p (p−1) x^(p−2), the same operation with g p for g and p − 1 for p
     "_power_backward": (
-        lambda gg, ans, g, x, exponent: unbroadcast(
-            g, direct(_power_backward_op, gg, x, exponent=exponent)
-        ),
-        lambda gg, ans, g, x, exponent: unbroadcast(
-            x, direct(_power_backward_op, gg * g * exponent, x, exponent=exponent - 1)
-        ),
+        lambda gg, ans, g, x, exponent: unbroadcast(g, direct(_power_backward_op, gg, x, exponent=exponent)),
+        _power_backward_x,
     ),
 }
 register_rules("elementwise", RULES)
