@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 
 from .._backend import NDARRAY as _NDARRAY
+from .._backend import REAL_SCALARS as _REAL_SCALARS
 from .._backend import namespace
 from ..ops import as_operand
 from ..tracked import _TrackedValue, data
@@ -245,6 +246,8 @@ def spread(g, x, axis=None, keepdims=False):
     target = shape(x)
     g = lift(g, x)
     if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
+        if target and type(g) in _REAL_SCALARS:  # a plain number: filled in (broadcast_to costs several times more)
+            return ns(x).full(target, g)
         return direct(broadcast_to, g, target)
     if not keepdims and target:
         axes = axes_of(axis, len(target))
