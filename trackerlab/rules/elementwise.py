@@ -185,7 +185,7 @@ def _tanh_backward(g, t):
 
 def _power_backward(g, x, exponent):
     if exponent == 0:  # x⁰ = 1 everywhere (0⁰ too): no slope, not 0 · 0⁻¹
-        return g * (0.0 * x if type(x) is float else namespace(x).zeros_like(x))
+        return g * (0.0 if type(x) is float else namespace(x).zeros_like(x))
     return g * (exponent * _power(x, exponent - 1))
 
 
