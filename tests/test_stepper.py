@@ -436,9 +436,14 @@ def test_a_closed_stepper_lets_go_of_its_tape_and_is_collected():
     import gc
     import weakref
 
+    from ipywidgets.widgets.widget import _instances  # what Widget.widgets shows
+
     a, b = tl.param(np.ones(1000)), tl.param(2.0)
     y = tl.sum(a * b)
+    before = set(_instances)
     stepper = tl.BackpropStepper(y)
+    made = set(_instances) - before
+    assert len(made) > 30  # its controls, frames, and their layouts and styles
     node, arrays = weakref.ref(y.tracker), weakref.ref(a.tracker)
     del a, b, y
     gc.collect()
@@ -446,6 +451,7 @@ def test_a_closed_stepper_lets_go_of_its_tape_and_is_collected():
     stepper.close()
     gc.collect()
     assert node() is None and arrays() is None  # closed: the tape is gone while the stepper is referenced
+    assert not [w for w in _instances.values() if w.model_id in made]  # and every widget it made is closed
     assert repr(stepper) == "BackpropStepper(4 steps, closed)"
     with pytest.raises(RuntimeError, match=r"BackpropStepper.text: the stepper is closed"):
         _ = stepper.text

@@ -287,33 +287,47 @@ class BackpropStepper(widgets.VBox):
         )
 
     def close(self) -> None:
-        """Close the widget and everything it made, and let go of the tape: a closed stepper holds no
-        array of the walk (and nothing keeps an unreferenced one alive)."""
+        """Close the widget and everything it made (its layouts and styles too, which ipywidgets leaves
+        open), and let go of the tape: a closed stepper holds no array of the walk (and nothing keeps an
+        unreferenced one alive). ``with tl.BackpropStepper(y) as stepper:`` closes it at the block's end.
+
+        An open stepper is kept by ipywidgets (its registry and the kernel's comm manager reach every open
+        widget, so that a front end can talk to it) even when no variable names it any more: close the
+        steppers you are done with, or make them in a ``with`` block."""
         if not hasattr(self, "links"):  # a stepper whose construction failed: only the box itself is open
-            super().close()
-            return
-        self.play.playing = False
-        for link in self.links:
-            link.close()
-        for widget in (
-            *self.frame_views,
-            self.stack,
-            self.style_view,
-            self.message,
-            self.slider,
-            self.play,
-            self.speed,
-        ):
-            widget.close()
-        for widget in (self.previous_button, self.next_button, self.reset_button):
-            widget._click_handlers.callbacks.clear()
-            widget.close()
-        for child in self.children:
-            child.close()
-        self.unobserve_all()
-        self._frames = self._root = self._check = None
-        self._drawn = set()
-        super().close()
+            widgets_made = [self]
+        else:
+            self.play.playing = False
+            for link in self.links:
+                link.close()
+            for button in (self.previous_button, self.next_button, self.reset_button):
+                button._click_handlers.callbacks.clear()
+            widgets_made = [
+                *self.frame_views,
+                self.stack,
+                self.style_view,
+                self.message,
+                self.slider,
+                self.play,
+                self.speed,
+                self.previous_button,
+                self.next_button,
+                self.reset_button,
+                *self.children,
+                self,
+            ]
+            self.unobserve_all()
+            self._frames = self._root = self._check = None
+            self._drawn = set()
+        for widget in widgets_made:
+            parts = [getattr(widget, "layout", None), getattr(widget, "style", None)]
+            if widget is self:
+                super().close()
+            else:
+                widget.close()
+            for part in parts:
+                if isinstance(part, widgets.Widget):
+                    part.close()
 
     def __enter__(self) -> BackpropStepper:
         return self
