@@ -160,9 +160,27 @@ def _loss_sensitivity(g, like, losses_shape: tuple, reduction: str):
 def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
     # −Σ t log softmax(x): the gradient is softmax(x) Σt − t, per row
     t = _one_hot(targets, logits, axis) if _is_labels(targets) else targets
+    if type(logits) is NDARRAY and not istracked(g) and not istracked(t):
+        return _cross_entropy_plain(g, logits, t, axis, reduction)
     rows = tuple(n for i, n in enumerate(shape(logits)) if i != axis % len(shape(logits)))
     g_rows = expand_dims(_loss_sensitivity(g, logits, rows, reduction), axis)
     return g_rows * (softmax(logits, axis) * sum(t, axis=axis, keepdims=True) - t)
+
+
+def _cross_entropy_plain(g, logits, t, axis: int, reduction: str):
+    """``_cross_entropy_logits`` on NumPy arrays (a plain walk): one fresh array, scaled in place."""
+    xp = ns(logits)
+    out = _softmax(logits, axis)
+    out *= xp.sum(t, axis=axis, keepdims=True)
+    out -= t
+    if reduction == "none":
+        out *= xp.expand_dims(xp.asarray(g, dtype=out.dtype), axis)
+        return out
+    if reduction == "mean":
+        every = shape(logits)
+        g = div(g, size(tuple(n for i, n in enumerate(every) if i != axis % len(every))))
+    out *= xp.asarray(g, dtype=out.dtype)
+    return out
 
 
 def _cross_entropy_targets(g, ans, logits, targets, axis=-1, reduction="mean"):
@@ -212,7 +230,8 @@ def _gelu_slope(x):
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU * (1 + 3 * 0.044715 * x * x)
 
 
-from ..tracked import data  # noqa: E402
+from .._backend import NDARRAY  # noqa: E402
+from ..tracked import data, istracked  # noqa: E402
 from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
 from .elementwise import exp, tanh  # noqa: E402
 from .reductions import sum  # noqa: E402
