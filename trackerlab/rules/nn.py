@@ -216,12 +216,30 @@ RULES = {
     "silu": (lambda g, ans, x: g * (sigmoid(x) * (1 + x * (1 - sigmoid(x)))),),
     "gelu": (lambda g, ans, x: g * _gelu_slope(x),),
     # softmax: J = diag(s) − s sᵀ, so Jᵀg = s (g − Σ g s); log_softmax: Jᵀg = g − softmax Σ g
-    "softmax": (lambda g, ans, x, axis=-1: ans * (g - sum(g * ans, axis=axis, keepdims=True)),),
-    "log_softmax": (lambda g, ans, x, axis=-1: g - exp(ans) * sum(g, axis=axis, keepdims=True),),
+    "softmax": (lambda g, ans, x, axis=-1: _softmax_rule(g, ans, axis),),
+    "log_softmax": (lambda g, ans, x, axis=-1: _log_softmax_rule(g, ans, axis),),
     "cross_entropy": (_cross_entropy_logits, _cross_entropy_targets),
     "binary_cross_entropy_with_logits": (_bce_rule(0), _bce_rule(1)),
 }
 register_rules("nn", RULES)
+
+
+def _softmax_rule(g, ans, axis):
+    if type(g) is NDARRAY and type(ans) is NDARRAY:  # a plain walk on NumPy: one temporary, no dispatch
+        out = g * ans
+        total = ns(ans).sum(out, axis=axis, keepdims=True)
+        out -= ans * total
+        return out
+    return ans * (g - sum(g * ans, axis=axis, keepdims=True))
+
+
+def _log_softmax_rule(g, ans, axis):
+    if type(g) is NDARRAY and type(ans) is NDARRAY:  # a plain walk on NumPy
+        xp = ns(ans)
+        out = xp.exp(ans)
+        out *= xp.sum(g, axis=axis, keepdims=True)
+        return xp.subtract(g, out, out=out)
+    return g - exp(ans) * sum(g, axis=axis, keepdims=True)
 
 
 def _gelu_slope(x):
