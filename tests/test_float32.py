@@ -160,3 +160,16 @@ def test_optimiser_steps_and_state_stay_float32(opt):
         for value in opt._state.get(p.tracker, {}).values():
             if hasattr(value, "dtype"):
                 assert value.dtype == F32
+
+
+def test_float64_targets_give_a_float32_parameter_a_float32_gradient():
+    z = tl.param(RNG.standard_normal((3, 4)).astype(np.float32))
+    t = np.full((3, 4), 0.25)  # float64 probabilities: the loss is float64, as NumPy promotes
+    p = np.exp(z.data - z.data.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    cases = [(lambda: tl.cross_entropy(z, t), (p - t) / 3), (lambda: tl.sum(tl.log_softmax(z) * t), t - p)]
+    for loss, want in cases:
+        tl.zero_grad_(z)
+        tl.back_(loss())
+        assert z.grad.dtype == F32
+        np.testing.assert_allclose(z.grad, want, rtol=1e-5, atol=1e-7)
