@@ -160,3 +160,12 @@ def test_parameters_f_does_not_reach_get_zeros_and_constants_give_no_second_deri
     np.testing.assert_array_equal(gs[W].data, np.full(4, 2.0))
     tl.back_(tl.sum(gs[W] * gs[W]))  # a constant gradient: W's second derivative is 0
     np.testing.assert_array_equal(W.grad, np.zeros(4))
+
+
+def test_check_tape_replays_a_deferred_gradient_at_perturbed_values():
+    W, V = tl.param(W0), tl.param(V0)
+    gs = tl.gradient(lambda: tl.sum(tl.tanh(W * V) * W), tl.Params([W]))
+    report = tl.check_tape(tl.sum(gs[W] ** 2))
+    assert report.ok and [e.status for e in report.entries].count("ok") == 4  # the deferred node's 2 arguments
+    np.testing.assert_array_equal(W.data, W0)  # the replay leaves the parameters as they were
+    np.testing.assert_array_equal(V.data, V0)

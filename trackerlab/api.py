@@ -302,8 +302,17 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta):
         return _as_result(found.get(node), node)
 
     def gradient(*values):
-        """The parameter's gradient of ``f`` (what re-running this tape entry computes)."""
-        return data(recorded())
+        """The parameter's gradient of ``f`` with the leaves at ``values`` (what re-running this tape entry
+        computes; ``check_tape`` runs it at perturbed values). ``f`` reaches the leaves themselves, so they
+        hold ``values`` while it runs, and their own values again after."""
+        saved = [leaf.data for leaf in leaves]
+        try:
+            for leaf, value in zip(leaves, values):
+                leaf.data = value
+            return data(recorded())
+        finally:
+            for leaf, value in zip(leaves, saved):
+                leaf.data = value
 
     def pullback(sensitivity):
         found = _sensitivities(recorded(), sensitivity, "gradient", leaves, nest=True)
