@@ -169,3 +169,24 @@ def test_check_tape_replays_a_deferred_gradient_at_perturbed_values():
     assert report.ok and [e.status for e in report.entries].count("ok") == 4  # the deferred node's 2 arguments
     np.testing.assert_array_equal(W.data, W0)  # the replay leaves the parameters as they were
     np.testing.assert_array_equal(V.data, V0)
+
+
+def test_inside_a_pullback_of_a_recorded_walk_the_backward_pass_is_recorded():
+    W = tl.param(W0)
+    inner = []
+
+    def cube(x):
+        return tl.track(cube, x) if tl.istracked(x) else x**3
+
+    @tl.grad_rule(cube)
+    def _(x):
+        def back(g):
+            three_w2 = tl.gradient(lambda: tl.sum(W**3), tl.Params([W]))[W]
+            inner.append(three_w2)
+            return (g * three_w2 / W**2 * x**2,)  # 3x², through a gradient of Params
+
+        return cube(tl.data(x)), back
+
+    x0 = np.array([0.5, -1.0, 2.0, 1.5])
+    np.testing.assert_allclose(tl.hessian(lambda v: tl.sum(cube(v)), x0), np.diag(6 * x0), rtol=1e-12)
+    assert len(tape_nodes(inner[-1])) > 2  # recorded, not one deferred node

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 
 from ._backend import isfinite_scalar, library_name, namespace, shape_of
@@ -132,13 +133,23 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
     found = {}
     before = RECORDING.on
     RECORDING.on = True
+    if nest:
+        _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
     try:
         for step in _walk(y, Δ, who, nest=nest, stop=stop, pending=False, leaves_only=True):
             if step.node in wanted:
                 found[step.node] = step.delta
     finally:
         RECORDING.on = before
+        if nest:
+            _NESTED.depth -= 1
     return found
+
+
+# How many recorded (nested) walks of ``_sensitivities`` this thread is inside: what a pullback run by one
+# computes (a custom rule's) is recorded for the walk's caller to differentiate, so a ``gradient(f, Params)``
+# called there records its backward pass too.
+_NESTED = threading.local()
 
 
 def _self_contained(root: Tracked, inputs) -> bool:
@@ -248,13 +259,17 @@ def gradient(f: Callable, *args):
 def _gradient_params(f: Callable, params: Params) -> Grads:
     """``gradient(f, Params)``. The backward pass is recorded (nested AD, Tracker.jl's ``nest=true``) only
     where an outer differentiation is running, whose tape may reach the gradients: called inside the ``f``
-    of ``gradient``, ``forward``, ``jacobian`` or ``hessian``, or where ``f``'s tape runs a custom pullback
-    (which may close over values the tape does not show). Otherwise the walk runs on plain arrays
+    of ``gradient``, ``forward``, ``jacobian`` or ``hessian`` or inside a pullback of their recorded walks,
+    or where ``f``'s tape runs a custom pullback (which may close over values the tape does not show).
+    Otherwise the walk runs on plain arrays
     (``nest=false``), and each gradient is one tape node over the leaves ``f``'s tape reaches, which runs
     ``f`` again, recorded, only if it is differentiated (``back_`` of a gradient penalty, say): so the
     gradients do not keep ``f``'s tape alive, and, as with ``checkpoint``, ``f`` should give the same
-    result each time."""
-    outer = RECORDING.differentiating > 0  # before ``_run`` counts this call
+    result each time. A later walk from such a gradient reaches those leaves directly: a value made before
+    the call and passed to ``backprop_steps(..., stop=[...])`` is not a step of it (call ``gradient``
+    inside the outer differentiation's ``f`` to keep every intermediate value on the tape)."""
+    # before ``_run`` counts this call: inside another differentiation's ``f``, or a pullback of a recorded walk
+    outer = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0
     _, y = _run(f, ())
     _check_loss(y, "gradient")
     nodes = [p.tracker for p in params]
