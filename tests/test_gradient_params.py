@@ -189,4 +189,10 @@ def test_inside_a_pullback_of_a_recorded_walk_the_backward_pass_is_recorded():
 
     x0 = np.array([0.5, -1.0, 2.0, 1.5])
     np.testing.assert_allclose(tl.hessian(lambda v: tl.sum(cube(v)), x0), np.diag(6 * x0), rtol=1e-12)
+    X = tl.param(x0)
+    _, back = tl.forward(lambda v: tl.sum(cube(v)), X)
+    slope = back()[0]  # a recorded walk (a custom pullback), outside any f being differentiated
     assert len(tape_nodes(inner[-1])) > 2  # recorded, not one deferred node
+    np.testing.assert_allclose(slope.data, 3 * x0**2, rtol=1e-12)
+    tl.back_(tl.sum(slope))
+    np.testing.assert_allclose(X.grad, 6 * x0, rtol=1e-12)
