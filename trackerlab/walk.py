@@ -43,7 +43,7 @@ class Step:
 
     @property
     def op(self) -> str:
-        return self.node.f.name
+        return self.node.op
 
     @property
     def isleaf(self) -> bool:
@@ -99,16 +99,15 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
             yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
             index += 1
             continue
-        call = node.f
-        args = call.args
+        args = node.args  # the node holds its call's fields (``node.f`` shows them as a ``Call``)
         try:
-            if len(args) == 1 and not nest and call.back is None and not call.kwargs:
+            if len(args) == 1 and not nest and node.back is None and not node.kwargs:
                 # A plain unary call (most nodes of a chain): the general loop below, unrolled; through
                 # the loop, the walk of a chain of scalar ops takes about a third longer.
                 x = args[0]
                 s = None
                 if type(x) is Tracked:
-                    rule = call.func.rule[0]
+                    rule = node.func.rule[0]
                     if rule is not None:
                         value = x.data
                         s = rule(g, node.data, value)
@@ -133,7 +132,7 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                             push(x)
                 sent = [s]
             else:
-                sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+                sent = _custom(node, g, nest) if node.back is not None else _pullback(node, g, nest)
                 for arg, s in zip(args, sent):
                     if type(arg) is not Tracked:
                         continue
@@ -193,10 +192,9 @@ def _count_uses(root: Tracked, stop) -> dict:
         node = stack.pop()
         if node.isleaf or (stop and node in stop):
             continue
-        call = node.f
-        if call.epoch != latest:
+        if node.epoch != latest:
             check_fresh(node)
-        for arg in call.args:
+        for arg in node.args:
             if type(arg) is Tracked:
                 if arg.ref == 1:
                     push(arg)
@@ -211,7 +209,7 @@ def _count_uses(root: Tracked, stop) -> dict:
 def _release(node: Tracked, stop, uses, ready) -> None:
     if node.isleaf or (stop and node in stop):
         return
-    for arg in node.f.args:
+    for arg in node.args:
         if type(arg) is Tracked:
             left = uses.get(arg)
             if left is None or left == 1:
@@ -226,7 +224,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     Plain walks of binary calls without settings (most of any tape, with the unary calls the walk runs
     itself) skip the general loop.
     """
-    call = node.f
+    call = node  # the node holds its call's fields
     if nest and not isinstance(g, _TrackedValue) and not defers(g):
         # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
         g = _wrap(_leaf(g, None))
