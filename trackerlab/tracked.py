@@ -141,9 +141,9 @@ class Tracked:
 
     ``.f`` is the call (``Call(None)`` for a leaf); the node stores the call's fields itself (``.func``,
     ``.args``, ``.kwargs``, ``.back``, ``.epoch``), which is what the engine reads. ``.isleaf`` says
-    whether it is a parameter, ``.grad`` is the gradient accumulated by ``back_`` (leaves only), ``.ref`` counts how many
-    recorded calls took this node as an argument (the walk reads it: a node with ``ref == 1`` has one
-    use), and ``.data`` is the plain value.
+    whether it is a parameter, ``.grad`` is the gradient accumulated by ``back_`` (leaves only),
+    ``.ref`` counts how many recorded calls took this node as an argument (the walk reads it: a node
+    with ``ref == 1`` has one use), and ``.data`` is the plain value.
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
