@@ -107,18 +107,23 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                 x = args[0]
                 s = None
                 if type(x) is Tracked:
-                    rule = node.func.rule[0]
+                    func = node.func
+                    rules = func.rule
+                    rule = rules[0]
                     if rule is not None:
                         value = x.data
                         s = rule(g, node.data, value)
-                        kind = type(s)  # what the pullback sent must fit its argument: a fast test first
-                        if kind is NDARRAY:
-                            if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                        # What it sent must fit its argument (a fast test first), unless the rule's form
+                        # says it does (``Op.fits``: elementwise rules, those summed back by unbroadcast)
+                        if rules is not getattr(func, "fits", None):
+                            kind = type(s)
+                            if kind is NDARRAY:
+                                if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                                    check_sent(node, (s,))
+                            elif (kind is not float or type(value) is not float) and (
+                                kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
+                            ):
                                 check_sent(node, (s,))
-                        elif (kind is not float or type(value) is not float) and (
-                            kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
-                        ):
-                            check_sent(node, (s,))
                     left = uses.get(x)
                     if left is None:  # its only use: nothing is waiting for it yet
                         if s is not None:
@@ -132,20 +137,26 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                             push(x)
                 sent = [s]
             else:
-                sent = _custom(node, g, nest) if node.back is not None else _pullback(node, g, nest)
+                if node.back is not None:
+                    sent = _custom(node, g, nest)
+                    fits = False
+                else:
+                    sent = _pullback(node, g, nest)
+                    fits = node.func.rule is getattr(node.func, "fits", None)
                 for arg, s in zip(args, sent):
                     if type(arg) is not Tracked:
                         continue
                     if s is not None:
-                        value = arg.data
-                        kind = type(s)
-                        if kind is NDARRAY:
-                            if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                        if not fits:
+                            value = arg.data
+                            kind = type(s)
+                            if kind is NDARRAY:
+                                if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                                    check_sent(node, sent)
+                            elif (kind is not float or type(value) is not float) and (
+                                kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
+                            ):
                                 check_sent(node, sent)
-                        elif (kind is not float or type(value) is not float) and (
-                            kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
-                        ):
-                            check_sent(node, sent)
                         waiting[arg] = waiting[arg] + s if arg in waiting else s
                     left = uses.get(arg)
                     if left is None:  # its only use
