@@ -79,7 +79,8 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
     if root is None:
         raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
     g = seed(y, Δ, who, nest)
-    stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
+    if stop:
+        stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
     uses = _count_uses(root, stop)
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
