@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# _util first: the families import its helpers at their top, and it imports their operations at its end
-from . import (  # noqa: F401
+# Each family imports only the families below it (see ``_util.Later``); this package, above them all,
+# binds the names they give to the functions of higher families once every one is loaded.
+from . import (
     _util,
     complex_parts,
     elementwise,
@@ -28,7 +29,19 @@ from . import (  # noqa: F401
     splits,
     utility,
 )
-from ._util import COMPOSITES, WRAPPERS
+from ._util import COMPOSITES, WRAPPERS, Later
+
+
+def _bind_later() -> None:
+    """Bind every ``Later`` name of the family modules to the function it stands for."""
+    for module in (_util, complex_parts, elementwise, selection, shape, indexing, reductions, joins, splits,
+                   linalg, matrices, inverses, factorizations, nn, remainders, utility):
+        for name, value in list(vars(module).items()):
+            if type(value) is Later:
+                setattr(module, name, getattr(globals()[value.family], value.name))
+
+
+_bind_later()
 
 FAMILIES = (
     "elementwise",

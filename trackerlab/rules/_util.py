@@ -24,6 +24,40 @@ WRAPPERS: dict[str, Callable] = {}
 COMPOSITES: dict[str, tuple[str, Callable]] = {}
 
 
+class Later:
+    """A placeholder for a function of a family module loaded after the module that names it.
+
+    The families' rules use one another (``sum``'s rule broadcasts, ``broadcast_to``'s rule sums), but
+    their modules import one way, from the lower to the higher: a module that calls a higher family's
+    function names it ``reshape = Later("shape", "reshape")``, and ``rules`` binds the name to the real
+    function once every family is loaded, before any rule can run.
+    """
+
+    __slots__ = ("family", "name")
+
+    def __init__(self, family: str, name: str):
+        self.family = family
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"rules: {self.family}.{self.name} was called before the rule tables were loaded")
+
+    def __repr__(self) -> str:
+        return f"Later({self.family!r}, {self.name!r})"
+
+
+# the operations these helpers use, all of families above this module
+conj = Later("complex_parts", "conj")
+real = Later("complex_parts", "real")
+abs = Later("elementwise", "abs")
+divide = Later("elementwise", "divide")
+sum = Later("reductions", "sum")
+where = Later("selection", "where")
+broadcast_to = Later("shape", "broadcast_to")
+reshape = Later("shape", "reshape")
+transpose = Later("shape", "transpose")
+
+
 def wrapper(name: str):
     """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
 
@@ -296,8 +330,3 @@ class Each(tuple):
         return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
 
 
-from .complex_parts import conj, real  # noqa: E402  (the families' rules use each other)
-from .elementwise import abs, divide  # noqa: E402
-from .reductions import sum  # noqa: E402
-from .selection import where  # noqa: E402
-from .shape import broadcast_to, reshape, transpose  # noqa: E402

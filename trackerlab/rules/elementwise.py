@@ -15,6 +15,7 @@ from .._backend import namespace
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data, istracked
 from ._util import (
+    Later,
     composite,
     div,
     is_complex,
@@ -28,6 +29,12 @@ from ._util import (
     unbroadcast,
     wrapper,
 )
+
+# functions of the families above this one that these rules call (see ``_util.Later``)
+broadcast_to = Later("shape", "broadcast_to")
+concatenate = Later("joins", "concatenate")
+expand_dims = Later("shape", "expand_dims")
+moveaxis = Later("shape", "moveaxis")
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -402,7 +409,3 @@ def _float_dtype(xp, *values):
         if dtype is not None and xp.isdtype(dtype, ("real floating", "complex floating")):
             return xp.float32 if dtype == xp.float32 else xp.float64
     return xp.float64
-
-
-from .joins import concatenate  # noqa: E402
-from .shape import broadcast_to, expand_dims, moveaxis  # noqa: E402

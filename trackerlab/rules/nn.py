@@ -10,7 +10,11 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
-from ._util import real_only
+from ..tracked import data
+from ._util import array, div, keep, lift, mask, ns, real_only, shape, size, unbroadcast
+from .elementwise import exp, tanh
+from .reductions import sum
+from .shape import broadcast_to, expand_dims
 
 _GELU = math.sqrt(2.0 / math.pi)
 
@@ -210,10 +214,3 @@ def _gelu_slope(x):
     inner = _GELU * (x + 0.044715 * x * x * x)
     t = tanh(inner)
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU * (1 + 3 * 0.044715 * x * x)
-
-
-from ..tracked import data  # noqa: E402
-from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
-from .elementwise import exp, tanh  # noqa: E402
-from .reductions import sum  # noqa: E402
-from .shape import broadcast_to, expand_dims  # noqa: E402
