@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import (
     _methods,  # noqa: F401  (binds operators and methods to tracked values)
+    _text,
     optim,
 )
 from ._language import set_language
@@ -385,6 +386,15 @@ def __getattr__(name: str):
 
         return getattr(notebook, name)
     raise AttributeError(f"module 'trackerlab' has no attribute {name!r}")
+
+
+def _html_repr(value) -> str:
+    from .notebook.html import html_repr
+
+    return html_repr(value)
+
+
+_text.HTML_REPR = _html_repr  # tracked values' _repr_html_: the notebook layer draws it, loaded on first use
 
 
 def load_ipython_extension(ipython) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 
 from . import numpy_protocol
-from .numpy_protocol import plain
+from .ops import plain
 from .rules import complex_parts as C
 from .rules import elementwise as E
 from .rules import indexing as I

@@ -3,6 +3,10 @@
 ``6.0 (tracked)`` for a tracked scalar, as Flux prints it; a tracked array gets a header line with its
 shape and dtype, then its values as NumPy prints them; tape records (``Call``, ``Tracked``, ``Step``)
 and ``Params``/``Grads`` print their contents with arrays inlined as nested lists.
+
+The records are read by their attributes (a tracked value's ``.tracker``, a node's ``.f`` and
+``.isleaf``), so this module imports nothing of the engine: it sits below ``tracked``, which prints
+itself with it.
 """
 
 from __future__ import annotations
@@ -12,10 +16,15 @@ import numpy as np
 INLINE = 16  # arrays with at most this many elements are written out in full inside other reprs
 
 
-def _data(x):
-    from .tracked import data
+# The HTML repr of tracked values (``_repr_html_``). The engine never imports the notebook layer: the
+# package (``trackerlab/__init__``), which sits above both, sets this to the notebook layer's repr.
+HTML_REPR = None
 
-    return data(x)
+
+def _data(x):
+    """The plain value of a tracked value (its node's data), or ``x`` itself."""
+    node = getattr(x, "tracker", None)
+    return x if node is None else node.data
 
 
 def _is_numpy(d) -> bool:
@@ -72,9 +81,7 @@ def _inline(d) -> str:
 
 def _short(x) -> str:
     """An argument of a call: ``param(...)`` for a leaf, ``op(…) → value`` for a computed node."""
-    from .tracked import Tracked
-
-    if isinstance(x, Tracked):
+    if hasattr(x, "isleaf") and hasattr(x, "f"):  # a node of the tape
         if x.isleaf:
             return f"param({_inline(x.data)})"
         return f"{x.f.name}(…) → {_inline(x.data)}"

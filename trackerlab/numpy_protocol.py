@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .tracked import data
+from .ops import plain
+from .rules import function as _function
+from .rules._util import axes_of, shape
 
 # ----------------------------------------------------------------------------------------------------
 # Ufuncs: NumPy's name → the tl function that records it
@@ -64,8 +66,6 @@ def _linalg_diagonal(x, /, *, offset=0):
 
 
 def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002  (NumPy's argument names)
-    from .rules._util import axes_of, shape
-
     s = shape(x)
     axes = axes_of(axis, len(s))
     rest = tuple(i for i in range(len(s)) if i not in axes)
@@ -117,17 +117,7 @@ _UNSUPPORTED_UFUNC_OPTIONS = ("where", "casting", "order", "subok", "signature",
 
 
 def _public(name: str) -> Callable:
-    from .rules import function
-
-    return function(name)
-
-
-def plain(values):
-    """The plain data of a value, or of each element of a (nested) list or tuple: for operations that are
-    not differentiable, where dropping tracking loses nothing."""
-    if isinstance(values, list | tuple):
-        return type(values)(plain(v) for v in values)
-    return data(values)
+    return _function(name)
 
 
 def _no_rule(spelling: str) -> TypeError:
