@@ -6,6 +6,7 @@ its family's rule table, so that an operation added without a test case fails th
 family without such a file fails here. Helpers for those files are defined here.
 """
 
+import ast
 import pathlib
 import re
 import tokenize
@@ -239,6 +240,29 @@ def test_every_rule_belongs_to_a_family_with_a_test_file():
         assert (HERE / f"test_rules_{op.family}.py").exists(), (
             f"{name}: its family {op.family!r} has no tests/test_rules_{op.family}.py to check its rule"
         )
+
+
+def test_one_family_one_file():
+    """Each family's operations, rules and composites are defined in ``rules/<family>.py``, and only there."""
+    from trackerlab.rules import composites
+
+    named = {}
+    for path in sorted((ROOT / "trackerlab" / "rules").glob("*.py")):
+        if path.stem in ("__init__", "_util", "table"):
+            continue
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            called = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if called in ("register_rules", "composite") and node.args and isinstance(node.args[0], ast.Constant):
+                found.add(node.args[0].value)
+            found |= {k.value.value for k in node.keywords if k.arg == "family" and isinstance(k.value, ast.Constant)}
+        named[path.stem] = found
+    assert {stem: {stem} for stem in named} == named
+    assert sorted(named) == sorted(FAMILIES)
+    for name, (family, _) in composites().items():
+        assert family in FAMILIES, f"composite {name}: family {family!r} is not one of {FAMILIES}"
 
 
 def test_at_least_80_differentiable_operations_in_every_family():

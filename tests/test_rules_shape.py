@@ -20,11 +20,6 @@ S = np.array(0.7)
 E = rand(0, 3, seed=5)
 
 
-def pieces(x):
-    """The pieces of a split, weighted differently so that each piece's sensitivity is checked."""
-    return tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.split(x, [1, 4]))])
-
-
 CASES = {
     "reshape": [
         (lambda x: tl.reshape(x, (3, 2)), A),
@@ -42,14 +37,6 @@ CASES = {
         (lambda x: tl.broadcast_to(x, (2, 5, 3)), T),
         (lambda x: tl.broadcast_to(x, (3, 2)), S),
     ],
-    "concatenate": [
-        (lambda x, y: tl.concatenate([x, y]), A, B),
-        (lambda x, y: tl.concatenate([x, y, x], axis=1), A, B),
-        (lambda x, y: tl.concatenate([x, y], axis=None), A, C),
-        (lambda x, y: tl.concatenate([x, y], axis=0), E, C),
-    ],
-    "stack": [(lambda x, y: tl.stack([x, y]), A, B), (lambda x, y: tl.stack([x, y, x], axis=-1), A, B)],
-    "split": [(pieces, V), (lambda x: tl.split(x, 2, axis=1)[0] * tl.split(x, 2, axis=1)[1], rand(2, 4))],
     "flip": [(tl.flip, A), (lambda x: tl.flip(x, 1), A), (lambda x: tl.flip(x, (0, 2)), T)],
     "roll": [(lambda x: tl.roll(x, 2), A), (lambda x: tl.roll(x, (1, -1), axis=(0, 1)), A)],
     "tile": [(lambda x: tl.tile(x, 2), A), (lambda x: tl.tile(x, (2, 1, 2)), A), (lambda x: tl.tile(x, (3,)), S)],
@@ -125,22 +112,6 @@ def test_composites_of_shape_operations(case, backend):
     check(f, *args, backend=backend)
 
 
-def test_split_records_one_split_per_piece():
-    x = tl.param(np.arange(6.0))
-    pieces = tl.split(x, 3)
-    assert [p.tracker.f.name for p in pieces] == ["split"] * 3
-    assert [tl.data(p).tolist() for p in pieces] == [[0, 1], [2, 3], [4, 5]]
-
-
-def test_concatenate_records_one_call_with_every_array():
-    x, y = tl.param([1.0]), tl.param([2.0, 3.0])
-    z = tl.concatenate([x, y, np.array([4.0])])
-    assert z.tracker.f.name == "concatenate" and len(z.tracker.f.args) == 3
-    tl.back_(z, [1.0, 2.0, 3.0, 4.0])
-    np.testing.assert_array_equal(x.grad, [1.0])
-    np.testing.assert_array_equal(y.grad, [2.0, 3.0])
-
-
 def test_pad_modes_other_than_constant_are_a_clear_error():
     with pytest.raises(ValueError, match="pad: mode='reflect' has no gradient rule"):
         tl.pad(tl.param([1.0, 2.0]), 1, mode="reflect")
@@ -166,28 +137,6 @@ def test_new_shape_functions_match_numpy_through_the_protocols():
         np.testing.assert_array_equal(tl.data(tracked), expected)
     assert tl.data(np.vstack([x[0], x[1]], dtype=np.float32)).dtype == np.float32
     assert tl.data(np.concatenate([x, x], dtype=np.float32, casting="same_kind")).dtype == np.float32
-
-
-def test_casting_rules_are_checked_as_numpy_checks_them():
-    x, y = tl.param(np.ones(2)), tl.param(np.ones(2, dtype=np.float32))
-    with pytest.raises(TypeError, match=r"concatenate: cannot cast an array of float32 to float64 under casting='no'"):
-        np.vstack([x, y], casting="no")
-    with pytest.raises(TypeError, match=r"stack: cannot cast an array of float64 to float32 under casting='safe'"):
-        tl.stack([x, y], dtype=np.float32, casting="safe")
-    with pytest.raises(ValueError, match="concatenate: casting must be one of"):
-        tl.hstack([x, y], casting="sometimes")
-    z = tl.concatenate([x, y], dtype=np.float32, casting="same_kind")
-    tl.back_(tl.sum(z * 2.0))
-    np.testing.assert_array_equal(x.grad, [2.0, 2.0])
-    assert x.grad.dtype == np.float64 and y.grad.dtype == np.float32
-
-
-def test_joins_refuse_out():
-    x = tl.param(np.ones(2))
-    with pytest.raises(TypeError, match="concatenate: out= is not supported on tracked values"):
-        tl.concatenate([x, x], out=np.empty(4))
-    with pytest.raises(TypeError, match="stack: out= is not supported on tracked values"):
-        tl.stack([x, x], out=np.empty((2, 2)))
 
 
 def test_shape_function_errors_name_the_function():

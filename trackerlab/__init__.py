@@ -22,7 +22,7 @@ from .api import back_, forward, gradient, hessian, jacobian
 from .custom_rules import grad_rule, primitive, track
 from .ops import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
-from .rules.complex_parts import (
+from .rules.complex import (
     angle,
     conj,
     conjugate,

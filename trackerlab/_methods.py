@@ -11,7 +11,7 @@ import operator
 
 from . import numpy_protocol
 from .ops import plain
-from .rules import complex_parts as C
+from .rules import complex as C
 from .rules import elementwise as E
 from .rules import indexing as I
 from .rules import linalg as L

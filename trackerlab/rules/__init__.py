@@ -13,7 +13,7 @@ from collections.abc import Callable
 # binds the names they give to the functions of higher families once every one is loaded.
 from . import (
     _util,
-    complex_parts,
+    complex,
     elementwise,
     factorizations,
     indexing,
@@ -34,7 +34,7 @@ from ._util import COMPOSITES, WRAPPERS, Later
 
 def _bind_later() -> None:
     """Bind every ``Later`` name of the family modules to the function it stands for."""
-    for module in (_util, complex_parts, elementwise, selection, shape, indexing, reductions, joins, splits,
+    for module in (_util, complex, elementwise, selection, shape, indexing, reductions, joins, splits,
                    linalg, matrices, inverses, factorizations, nn, remainders, utility):
         for name, value in list(vars(module).items()):
             if type(value) is Later:
@@ -50,6 +50,8 @@ FAMILIES = (
     "selection",
     "reductions",
     "shape",
+    "joins",
+    "splits",
     "indexing",
     "linalg",
     "matrices",

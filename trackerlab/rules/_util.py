@@ -47,8 +47,8 @@ class Later:
 
 
 # the operations these helpers use, all of families above this module
-conj = Later("complex_parts", "conj")
-real = Later("complex_parts", "real")
+conj = Later("complex", "conj")
+real = Later("complex", "real")
 abs = Later("elementwise", "abs")
 divide = Later("elementwise", "divide")
 sum = Later("reductions", "sum")

@@ -35,8 +35,8 @@ from ._util import (
     shape,
     wrapper,
 )
-from .complex_parts import _complex_op as _complex
-from .complex_parts import conj, imag, real
+from .complex import _complex_op as _complex
+from .complex import conj, imag, real
 from .indexing import getitem
 from .inverses import solve
 from .linalg import matmul

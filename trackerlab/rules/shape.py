@@ -1,7 +1,7 @@
 """Shape operations and their gradient rules: each sends the sensitivity back through its inverse.
 
 Reshapes, transposes, flips, rolls, tiles, repeats and pads of one array, and the functions composed of
-them; joins of several arrays live in ``joins.py``, splits into pieces in ``splits.py`` (the same family).
+them; joins of several arrays are the family ``joins`` (``joins.py``), splits into pieces ``splits``.
 """
 
 from __future__ import annotations
