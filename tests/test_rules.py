@@ -292,7 +292,7 @@ def test_the_table_names_every_supported_operation():
 
     text = table.render()
     for name in tl.supported_operations():
-        assert f"| `{name}` |" in text
+        assert f"| `{name}` |" in text or f"| `{name}`, " in text  # an operation's row names its aliases after it
 
 
 def _code(path: pathlib.Path) -> str:
