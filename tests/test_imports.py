@@ -140,3 +140,24 @@ def test_the_checker_sees_cycles(tmp_path, source, cyclic):
         (package / f"{name}.py").write_text(text + "\n")
     found = cycles(import_graph(package))
     assert bool(found) is cyclic, found
+
+
+# The engine's private names the notebook layer may use: the walk's core, which the stepper drives so that
+# it shows the engine's own steps (DESIGN: one walk), and gettext's ``_``.
+NOTEBOOK_MAY_USE = {"_walk", "_"}
+
+
+def test_the_notebook_layer_imports_no_private_name_of_the_engine():
+    """It reads public engine data (``istracked``, ``Tracked``, …), not the engine's private classes."""
+    wrong = []
+    for name, path in modules().items():
+        if not name.startswith("trackerlab.notebook"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:  # from ..module import name: the engine
+                wrong += [
+                    f"{name}: {alias.name} from {node.module}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and alias.name not in NOTEBOOK_MAY_USE
+                ]
+    assert not wrong

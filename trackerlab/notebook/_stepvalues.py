@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .._backend import to_host
-from ..tracked import Tracked, _TrackedValue
+from ..tracked import Tracked, istracked
 from ._i18n import _
 from ._tape import shape_text
 
@@ -19,7 +19,7 @@ def plain(value):
     """A value as plain Python data: a float for a scalar, nested lists for an array, ``None`` for none."""
     if value is None:
         return None
-    if isinstance(value, _TrackedValue | Tracked):
+    if istracked(value) or isinstance(value, Tracked):
         value = value.data
     if callable(value) and not hasattr(value, "shape"):
         return getattr(value, "__name__", type(value).__name__)
@@ -47,7 +47,7 @@ def text(value, limit: int = 6) -> str:
     Arrays are summarised where they are (no copy to Python lists)."""
     if value is None:
         return "—"
-    if isinstance(value, _TrackedValue | Tracked):
+    if istracked(value) or isinstance(value, Tracked):
         value = value.data
     if callable(value) and not hasattr(value, "shape"):
         return getattr(value, "__name__", type(value).__name__)

@@ -10,14 +10,14 @@ import numpy as np
 from .._backend import to_host
 from .._order import numbering
 from ..ops import Op
-from ..tracked import Tracked, _TrackedValue
+from ..tracked import Tracked, istracked
 
 __all__ = ["Entry", "as_node", "label_map", "names", "operands", "short", "tape"]
 
 
 def as_node(y, who: str) -> Tracked:
     """The ``Tracked`` node behind ``y`` (a tracked value or a node), or a clear error."""
-    if isinstance(y, _TrackedValue):
+    if istracked(y):
         return y.tracker
     if isinstance(y, Tracked):
         return y
@@ -32,7 +32,7 @@ def label_map(labels, who: str) -> dict:
         raise TypeError(f"{who}: labels must be a mapping from tracked values to names (got {type(labels).__name__})")
     out = {}
     for key, name in labels.items():
-        node = key.tracker if isinstance(key, _TrackedValue) else key
+        node = key.tracker if istracked(key) else key
         if not isinstance(node, Tracked):
             raise TypeError(f"{who}: labels has a key of type {type(key).__name__}; keys must be tracked values")
         out[node] = str(name)
@@ -155,7 +155,7 @@ def short(x, limit: int = 6) -> str:
     """A one-line summary of a value: the number itself, a few elements, or the range."""
     if x is None:
         return "—"
-    if isinstance(x, _TrackedValue | Tracked):
+    if istracked(x) or isinstance(x, Tracked):
         x = x.data
     if callable(x) and not hasattr(x, "shape"):
         return getattr(x, "__name__", type(x).__name__)
