@@ -229,6 +229,23 @@ def family_tests(family: str, unary=None, binary=None, other=None) -> dict:
     return tests
 
 
+
+def case_tests(family: str, cases: dict, backends=BACKENDS) -> dict:
+    """The rule tests of a family whose cases are calls, ``{name: [(f, *args), ...]}``: a case for every
+    rule, and each case checked on each backend. Put in the file's namespace with ``globals().update``."""
+
+    def test_every_rule_has_a_case():
+        missing = [n for n in ruled(family) if n not in cases]
+        assert not missing, f"{family} rules without a test case: {missing}"
+
+    @pytest.mark.parametrize("backend", backends)
+    @pytest.mark.parametrize("name", sorted(cases))
+    def test_rule(name, backend):
+        for f, *args in cases[name]:
+            check(f, *args, backend=backend)
+
+    return {"test_every_rule_has_a_case": test_every_rule_has_a_case, "test_rule": test_rule}
+
 # ---------------------------------------------------------------- the tables as a whole
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_rules import BACKENDS, check, rand, ruled
+from test_rules import case_tests, rand
 
 import trackerlab as tl
 
@@ -22,16 +22,7 @@ CASES = {
 }
 
 
-def test_every_joins_rule_has_a_case():
-    missing = [n for n in ruled("joins") if n not in CASES]
-    assert not missing, f"joins rules without a test case: {missing}"
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_joins_rule(name, backend):
-    for f, *args in CASES[name]:
-        check(f, *args, backend=backend)
+globals().update(case_tests("joins", CASES))  # a case for every rule, each checked on every backend
 
 
 def test_concatenate_records_one_call_with_every_array():

@@ -7,7 +7,7 @@ on plain arrays of each backend.
 
 import numpy as np
 import pytest
-from test_rules import BACKENDS, check, rand, ruled
+from test_rules import BACKENDS, case_tests, check, rand
 
 import trackerlab as tl
 
@@ -54,16 +54,7 @@ CASES = {
 }
 
 
-def test_every_shape_rule_has_a_case():
-    missing = [n for n in ruled("shape") if n not in CASES]
-    assert not missing, f"shape rules without a test case: {missing}"
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_shape_rule(name, backend):
-    for f, *args in CASES[name]:
-        check(f, *args, backend=backend)
+globals().update(case_tests("shape", CASES))  # a case for every rule, each checked on every backend
 
 
 # (the composite through tl, the same through NumPy on plain arrays, arguments)

@@ -1,8 +1,7 @@
 """Gradient checks of the splits rules, to second order, on NumPy and the other backends (``split``)."""
 
 import numpy as np
-import pytest
-from test_rules import BACKENDS, check, rand, ruled
+from test_rules import case_tests, rand
 
 import trackerlab as tl
 
@@ -19,16 +18,7 @@ CASES = {
 }
 
 
-def test_every_splits_rule_has_a_case():
-    missing = [n for n in ruled("splits") if n not in CASES]
-    assert not missing, f"splits rules without a test case: {missing}"
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_splits_rule(name, backend):
-    for f, *args in CASES[name]:
-        check(f, *args, backend=backend)
+globals().update(case_tests("splits", CASES))  # a case for every rule, each checked on every backend
 
 
 def test_split_records_one_split_per_piece():
