@@ -161,3 +161,20 @@ def test_the_notebook_layer_imports_no_private_name_of_the_engine():
                     if alias.name.startswith("_") and alias.name not in NOTEBOOK_MAY_USE
                 ]
     assert not wrong
+
+
+def test_every_later_name_is_bound_once_the_rules_are_loaded():
+    """``rules._util.Later`` placeholders are replaced by the functions they name, in every rules module."""
+    import importlib
+
+    from trackerlab.rules import FAMILIES
+    from trackerlab.rules._util import Later
+
+    for name in ("_util", *FAMILIES):
+        module = importlib.import_module(f"trackerlab.rules.{name}")
+        unbound = [n for n, v in vars(module).items() if type(v) is Later]
+        assert not unbound, f"rules/{name}.py: {unbound} were never bound"
+    from trackerlab.rules import _util, shape
+
+    assert _util.sum is importlib.import_module("trackerlab.rules.reductions").sum
+    assert shape.getitem is importlib.import_module("trackerlab.rules.indexing").getitem

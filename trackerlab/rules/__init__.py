@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 # Each family imports only the families below it (see ``_util.Later``); this package, above them all,
 # binds the names they give to the functions of higher families once every one is loaded.
-from . import (
+from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
     complex,
     elementwise,
@@ -31,18 +31,6 @@ from . import (
 )
 from ._util import COMPOSITES, WRAPPERS, Later
 
-
-def _bind_later() -> None:
-    """Bind every ``Later`` name of the family modules to the function it stands for."""
-    for module in (_util, complex, elementwise, selection, shape, indexing, reductions, joins, splits,
-                   linalg, matrices, inverses, factorizations, nn, remainders, utility):
-        for name, value in list(vars(module).items()):
-            if type(value) is Later:
-                setattr(module, name, getattr(globals()[value.family], value.name))
-
-
-_bind_later()
-
 FAMILIES = (
     "elementwise",
     "complex",
@@ -60,6 +48,17 @@ FAMILIES = (
     "nn",
     "utility",
 )
+
+
+def _bind_later() -> None:
+    """Bind every ``Later`` name of the family modules to the function it stands for."""
+    for module in (_util, *(globals()[family] for family in FAMILIES)):
+        for name, value in list(vars(module).items()):
+            if type(value) is Later:
+                setattr(module, name, getattr(globals()[value.family], value.name))
+
+
+_bind_later()
 
 
 def functions() -> dict[str, Callable]:
