@@ -258,7 +258,7 @@ def slope_of_abs(x):
     for complex ``x`` (written with operations, so it can be differentiated again); 0 at 0, the
     subgradient, for both."""
     if not is_complex(x):
-        return sign(x)
+        return plain_sign(x)
     size_ = abs(x)
     return conj(x) / (size_ + mask(data(size_) == 0, data(size_)))
 
@@ -291,7 +291,7 @@ def mask(condition, like):
     return xp.astype(condition, dtype)
 
 
-def sign(x):
+def plain_sign(x):
     """The sign of the plain data of ``x`` as numbers (a constant: the derivative of ``|x|``)."""
     x = data(x)
     return mask(x > 0, x) - mask(x < 0, x)

@@ -22,9 +22,9 @@ from ._util import (
     keep,
     lift,
     mask,
+    plain_sign,
     real_for,
     real_part,
-    sign,
     slope_of_abs,
     unbroadcast,
     wrapper,
@@ -215,7 +215,7 @@ def _abs_rule(g, ans, x):
     if is_complex(x):  # |z| is real: its cotangent sends Re(g) · conj(z) / |z|
         return real_part(g) * slope_of_abs(x)
     v = data(x)
-    return keep(v != 0 if hasattr(v, "shape") else v != 0.0, g * sign(x))
+    return keep(v != 0 if hasattr(v, "shape") else v != 0.0, g * plain_sign(x))
 
 
 def _astype_rule(g, ans, x, dtype, copy=True):
