@@ -211,7 +211,7 @@ def summary(value, *, limit: int = 6, compact: bool = False) -> str:
             return _nested(a)
         finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
         if finite.size == 0:
-            return "all nan/inf"
+            return _("all nan/inf")
         return f"{number(finite.min(), compact=True)} … {number(finite.max(), compact=True)}"
     if a.size <= limit:
         body = ", ".join(number(x) for x in a.reshape(-1))
