@@ -61,6 +61,9 @@ globals().update(case_tests("shape", CASES))  # a case for every rule, each chec
 COMPOSITES = [
     (lambda x, y: tl.hstack([x, y]), lambda x, y: np.hstack([x, y]), A, C.T[:2]),
     (lambda x, y: tl.vstack([x, y]), lambda x, y: np.vstack([x, y]), V, V[::-1]),
+    (lambda x, y: tl.vstack([x, 2.0 * y, x]), lambda x, y: np.vstack([x, 2.0 * y, x]), V, V[::-1]),
+    (lambda x, y: tl.vstack([x, y]), lambda x, y: np.vstack([x, y]), V[:3], A),
+    (lambda x, y: tl.column_stack([x, y * x]), lambda x, y: np.column_stack([x, y * x]), V, V[::-1]),
     (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), lambda x: np.atleast_2d(x) * np.atleast_1d(x), S),
     (lambda x: tl.fliplr(x) * tl.flipud(x), lambda x: np.fliplr(x) * np.flipud(x), A),
     (tl.fliplr, np.fliplr, A),
