@@ -105,7 +105,7 @@ def forward(f: Callable, *args):
         found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes)
         if nest:
             return tuple(_as_result(found.get(n), n) for n in nodes)
-        return tuple(_deferred(f, nodes, Δ, i, found.get(n)) for i, n in enumerate(nodes))
+        return tuple(_deferred(f, nodes, Δ, i, found.get(n), data(y)) for i, n in enumerate(nodes))
 
     return y, back
 
@@ -160,16 +160,16 @@ def _self_contained(root: Tracked, inputs) -> bool:
         node = stack.pop()
         if node in inputs:
             continue
-        if node.isleaf or node.f.back is not None:
+        if node.isleaf or node.back is not None:
             return False
-        for arg in node.f.args:
+        for arg in node.args:
             if type(arg) is Tracked and arg not in seen:
                 seen.add(arg)
                 stack.append(arg)
     return True
 
 
-def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
+def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     """The ``i``-th result of ``forward``'s ``back(Δ)`` computed by a plain walk, as one tape node.
 
     Its value is the sensitivity; its pullback differentiates it by running ``f`` and ``back`` again
@@ -184,11 +184,51 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
 
     def pullback(sensitivity):
         def component(*xs):
-            return forward(f, *xs)[1](Δ)[i]
+            again, back = forward(f, *xs)
+            _check_replayed(y, again, "forward")
+            return back(Δ)[i]
 
         return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
 
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
+
+
+def _check_replayed(first, again, who: str) -> None:
+    """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
+
+    A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
+    drawn inside ``f`` (dropout, noise) or state that ``f`` changes would make that a different function,
+    and the second derivative silently wrong. Values agree to a few hundred units in the last place (a
+    parallel sum may round differently); lazy values are not computed to be compared."""
+    again = data(again)
+    if _lazy(first) or _lazy(again):
+        return
+    if shape_of(first) == shape_of(again):
+        xp = namespace(first, again)
+        a, b = xp.asarray(first), xp.asarray(again)
+        if xp.isdtype(a.dtype, ("real floating", "complex floating")) and a.dtype == b.dtype:
+            tolerance = 512 * xp.finfo(a.dtype).eps
+            close = xp.abs(a - b) <= tolerance * (1 + xp.abs(a))
+            if bool(xp.all(close | (xp.isnan(a) & xp.isnan(b)))):
+                return
+        elif bool(xp.all(a == b)):
+            return
+    raise RuntimeError(
+        f"{who}: f gave a different value when it was run again for the backward pass "
+        f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "
+        "to differentiate it, so f must give the same value each time: draw random numbers "
+        "(dropout, noise) outside f, or with a fixed seed inside it, and do not let f change state it reads"
+    )
+
+
+def _lazy(value) -> bool:
+    return type(value).__module__.split(".")[0] == "dask"
+
+
+def _brief(value) -> str:
+    if not shape_of(value):
+        return f"{complex(value) if dtype_kind(value) == 'c' else float(value):.6g}"
+    return f"an array of shape {shape_of(value)}"
 
 
 def _check_numbers(y, who: str) -> None:
@@ -277,7 +317,8 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
     found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None)
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
-    return Grads({n: _deferred_param(f, n, leaves, found.get(n)) for n in nodes}, params)
+    loss = data(y)
+    return Grads({n: _deferred_param(f, n, leaves, found.get(n), loss) for n in nodes}, params)
 
 
 def _leaves_reached(root: Tracked) -> list | None:
@@ -290,16 +331,16 @@ def _leaves_reached(root: Tracked) -> list | None:
         if node.isleaf:
             leaves.append(node)
             continue
-        if node.f.back is not None:
+        if node.back is not None:
             return None
-        for arg in node.f.args:
+        for arg in node.args:
             if type(arg) is Tracked and arg not in seen:
                 seen.add(arg)
                 stack.append(arg)
     return leaves
 
 
-def _deferred_param(f: Callable, node: Tracked, leaves: list, delta):
+def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
     """The gradient of ``gradient(f, Params)`` for the parameter ``node``, computed by a plain walk, as one tape
     node over ``leaves`` (every leaf ``f``'s tape reaches). Its pullback runs ``f`` and the recorded
     backward pass again and differentiates this gradient, so nested AD gives what an eagerly recorded
@@ -307,10 +348,12 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta):
     if delta is None:
         return _as_result(None, node)
 
-    def recorded():
-        """This gradient, recorded at the leaves' current values."""
+    def recorded(first=None):
+        """This gradient, recorded at the leaves' current values (which gave ``f`` the value ``first``)."""
         _, y = _run(f, ())
         _check_loss(y, "gradient")
+        if first is not None:
+            _check_replayed(first, y, "gradient")
         found = _sensitivities(y, None, "gradient", [node], nest=True) if isinstance(y, _TrackedValue) else {}
         return _as_result(found.get(node), node)
 
@@ -328,7 +371,7 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta):
                 leaf.data = value
 
     def pullback(sensitivity):
-        found = _sensitivities(recorded(), sensitivity, "gradient", leaves, nest=True)
+        found = _sensitivities(recorded(loss), sensitivity, "gradient", leaves, nest=True)
         return tuple(found.get(leaf) for leaf in leaves)
 
     return _new(gradient, tuple(leaves), None, delta, back=pullback)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .._recording import RECORDING, no_grad
-from ..api import forward
+from ..api import _check_replayed, forward
 from ..custom_rules import grad_rule, primitive
 from ..ops import defop, register_rules
 from ..tracked import data
@@ -73,7 +73,8 @@ def _(f, *args):
         before = RECORDING.on
         RECORDING.on = True  # the replay records even inside a plain walk
         try:
-            _, back = forward(f, *args)
+            again, back = forward(f, *args)
+            _check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
             return (None, *back(Δ))
         finally:
             RECORDING.on = before
