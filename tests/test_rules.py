@@ -6,6 +6,7 @@ its family's rule table, so that an operation added without a test case fails th
 family without such a file fails here. Helpers for those files are defined here.
 """
 
+import ast
 import pathlib
 import re
 import tokenize
@@ -228,6 +229,23 @@ def family_tests(family: str, unary=None, binary=None, other=None) -> dict:
     return tests
 
 
+
+def case_tests(family: str, cases: dict, backends=BACKENDS) -> dict:
+    """The rule tests of a family whose cases are calls, ``{name: [(f, *args), ...]}``: a case for every
+    rule, and each case checked on each backend. Put in the file's namespace with ``globals().update``."""
+
+    def test_every_rule_has_a_case():
+        missing = [n for n in ruled(family) if n not in cases]
+        assert not missing, f"{family} rules without a test case: {missing}"
+
+    @pytest.mark.parametrize("backend", backends)
+    @pytest.mark.parametrize("name", sorted(cases))
+    def test_rule(name, backend):
+        for f, *args in cases[name]:
+            check(f, *args, backend=backend)
+
+    return {"test_every_rule_has_a_case": test_every_rule_has_a_case, "test_rule": test_rule}
+
 # ---------------------------------------------------------------- the tables as a whole
 
 
@@ -239,6 +257,29 @@ def test_every_rule_belongs_to_a_family_with_a_test_file():
         assert (HERE / f"test_rules_{op.family}.py").exists(), (
             f"{name}: its family {op.family!r} has no tests/test_rules_{op.family}.py to check its rule"
         )
+
+
+def test_one_family_one_file():
+    """Each family's operations, rules and composites are defined in ``rules/<family>.py``, and only there."""
+    from trackerlab.rules import composites
+
+    named = {}
+    for path in sorted((ROOT / "trackerlab" / "rules").glob("*.py")):
+        if path.stem in ("__init__", "_util", "table"):
+            continue
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            called = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if called in ("register_rules", "composite") and node.args and isinstance(node.args[0], ast.Constant):
+                found.add(node.args[0].value)
+            found |= {k.value.value for k in node.keywords if k.arg == "family" and isinstance(k.value, ast.Constant)}
+        named[path.stem] = found
+    assert {stem: {stem} for stem in named} == named
+    assert sorted(named) == sorted(FAMILIES)
+    for name, (family, _) in composites().items():
+        assert family in FAMILIES, f"composite {name}: family {family!r} is not one of {FAMILIES}"
 
 
 def test_at_least_80_differentiable_operations_in_every_family():
@@ -268,7 +309,7 @@ def test_the_table_names_every_supported_operation():
 
     text = table.render()
     for name in tl.supported_operations():
-        assert f"| `{name}` |" in text
+        assert f"| `{name}` |" in text or f"| `{name}`, " in text  # an operation's row names its aliases after it
 
 
 def _code(path: pathlib.Path) -> str:

@@ -17,7 +17,7 @@ UNARY = {
 
 
 def _complex(backend):
-    from trackerlab.rules.complex_parts import _complex_op
+    from trackerlab.rules.complex import _complex_op
 
     return lambda x, y: tl.real(_complex_op(x) * (0.5 - 2j)) + tl.imag(_complex_op(y) * (1.5 + 1j)) * x
 

@@ -556,3 +556,21 @@ def test_ipython_shows_the_widget_then_its_html_copy():
     with capture_output() as captured:
         display(stepper)
     assert [set(o.data) for o in captured.outputs] == [{"text/plain", "application/vnd.jupyter.widget-view+json"}]
+
+
+def test_a_product_that_disagrees_with_what_the_walk_sent_is_not_shown(monkeypatch):
+    """The worked products are checked against the engine: with ``sin``'s rule 1% off, the stepper shows
+    the value the walk sent, and no product (which would have said cos(x), not what the engine did)."""
+    from trackerlab.ops import operations
+
+    sin = operations()["sin"]
+    monkeypatch.setattr(sin, "rule", (lambda g, ans, x: g * tl.cos(x) * 1.01,))
+    x = tl.param(0.5)
+    stepper = tl.BackpropStepper(tl.sin(x), labels={x: "x"})
+    sent = stepper.steps[0]["sent"][0]
+    assert sent["value"] == pytest.approx(1.01 * math.cos(0.5), rel=1e-12)  # what the engine sent
+    assert sent["formula"] is None and sent["product"] is None
+    assert "  → x: 0.886358" in stepper.text.splitlines()
+    monkeypatch.undo()
+    right = tl.BackpropStepper(tl.sin(x), labels={x: "x"}).steps[0]["sent"][0]
+    assert (right["formula"], right["product"]) == ("Δ·cos(x)", "1.0 × 0.877583")

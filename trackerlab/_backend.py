@@ -152,11 +152,6 @@ def library_name(value) -> str:
     return _library(value)
 
 
-def is_scalar(value) -> bool:
-    """True for Python numbers and 0-d values."""
-    return getattr(value, "ndim", 0) == 0
-
-
 def shape_of(value) -> tuple:
     return tuple(getattr(value, "shape", ()))
 

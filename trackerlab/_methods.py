@@ -10,8 +10,8 @@ from __future__ import annotations
 import operator
 
 from . import numpy_protocol
-from .numpy_protocol import plain
-from .rules import complex_parts as C
+from .ops import plain
+from .rules import complex as C
 from .rules import elementwise as E
 from .rules import indexing as I
 from .rules import linalg as L

@@ -1,21 +1,49 @@
-"""Text reprs of the engine's values, deterministic so that notebooks compare them (no ids, no addresses).
+"""How values read to people: the one place that writes numbers and values as text, for the engine's
+reprs and the notebook layer's displays alike. Deterministic, so that notebooks compare it (no ids, no
+addresses).
 
-``6.0 (tracked)`` for a tracked scalar, as Flux prints it; a tracked array gets a header line with its
-shape and dtype, then its values as NumPy prints them; tape records (``Call``, ``Tracked``, ``Step``)
-and ``Params``/``Grads`` print their contents with arrays inlined as nested lists.
+Reprs: ``6.0 (tracked)`` for a tracked scalar, as Flux prints it; a tracked array gets a header line with
+its shape and dtype, then its values as NumPy prints them, in full; tape records (``Call``, ``Tracked``,
+``Step``) and ``Params``/``Grads`` print their contents with arrays inlined as nested lists.
+
+Summaries (``number``, ``summary``): six significant digits, one line, for the displays. Two spellings,
+each chosen for its place (``compact``): the tape's boxes and tables write whole numbers without ``.0``
+(``17``) and nest small arrays as they are shaped; the stepper's text writes numbers as Python writes
+floats (``17.0``), so a sensitivity reads as the float the walk sent.
+
+The records are read by their attributes (a tracked value's ``.tracker``, a node's ``.f`` and
+``.isleaf``), so this module imports nothing of the engine: it sits below ``tracked``, which prints
+itself with it.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from ._backend import to_host
+from ._language import _
 
 INLINE = 16  # arrays with at most this many elements are written out in full inside other reprs
 
 
-def _data(x):
-    from .tracked import data
+# The HTML repr of tracked values (``_repr_html_``). The engine never imports the notebook layer: the
+# package (``trackerlab/__init__``), which sits above both, sets this to the notebook layer's repr.
+HTML_REPR = None
 
-    return data(x)
+
+def _data(x):
+    """The plain value of a tracked value or a node of the tape (its data), or ``x`` itself."""
+    node = getattr(x, "tracker", None)
+    if node is not None:
+        return node.data
+    return x.data if _is_node(x) else x
+
+
+def _is_node(x) -> bool:
+    """Whether ``x`` is a node of the tape (a ``Tracked``)."""
+    return hasattr(x, "isleaf") and hasattr(x, "f")
 
 
 def _is_numpy(d) -> bool:
@@ -26,8 +54,6 @@ def _host(d):
     """``d`` as NumPy prints it: NumPy values as they are, other libraries' arrays copied to the host."""
     if _is_numpy(d):
         return d
-    from ._backend import to_host
-
     return to_host(d)
 
 
@@ -39,8 +65,18 @@ def _plain(value) -> str:
     return str(value)
 
 
-def _dtype(d) -> str:
-    return str(d.dtype).rsplit(".", 1)[-1]
+def dtype_text(x) -> str:
+    """The dtype's name, without the library's prefix (``array_api_strict.float64`` is ``float64``)."""
+    if isinstance(x, float):
+        return "float64"
+    if isinstance(x, int):
+        return "int"
+    return str(getattr(x, "dtype", type(x).__name__)).rsplit(".", 1)[-1]
+
+
+def shape_text(shape: tuple) -> str:
+    """``scalar``, ``3``, ``2×3``."""
+    return "scalar" if not shape else "×".join(str(n) for n in shape)
 
 
 def _shape_words(shape: tuple) -> str:
@@ -54,7 +90,7 @@ def value_repr(value) -> str:
     d = value.tracker.data
     if getattr(d, "ndim", 0) == 0:
         return f"{_plain(d)} (tracked)"
-    return f"Tracked {_shape_words(tuple(d.shape))} {_dtype(d)} array:\n{_plain(d)}"
+    return f"Tracked {_shape_words(tuple(d.shape))} {dtype_text(d)} array:\n{_plain(d)}"
 
 
 def _inline(d) -> str:
@@ -63,7 +99,7 @@ def _inline(d) -> str:
         return "None"
     if getattr(d, "ndim", 0):
         if d.size > INLINE:
-            return f"<{'×'.join(map(str, d.shape))} {_dtype(d)}>"
+            return f"<{'×'.join(map(str, d.shape))} {dtype_text(d)}>"
         return repr(_host(d).tolist())
     if hasattr(d, "shape") or isinstance(d, np.generic | bool | int | float | complex):
         return _plain(d)
@@ -72,9 +108,7 @@ def _inline(d) -> str:
 
 def _short(x) -> str:
     """An argument of a call: ``param(...)`` for a leaf, ``op(…) → value`` for a computed node."""
-    from .tracked import Tracked
-
-    if isinstance(x, Tracked):
+    if _is_node(x):
         if x.isleaf:
             return f"param({_inline(x.data)})"
         return f"{x.f.name}(…) → {_inline(x.data)}"
@@ -117,3 +151,80 @@ def grads_repr(grads) -> str:
     """``Grads(param([1.0, 2.0]) => [2.0, 4.0], …)``: each parameter with its gradient, as Flux lists them."""
     items = ", ".join(f"{_short(p.tracker)} => {_inline(_data(g))}" for p, g in grads.items())
     return f"Grads({items})"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Summaries for the displays
+
+
+def number(v, *, compact: bool = False) -> str:
+    """A scalar in at most 6 significant digits: ``17.0``, ``-0.416147``, ``1e-08``, ``nan``; ``compact``
+    writes whole numbers without ``.0`` (``17``) and complex numbers as ``1+2j``."""
+    if compact:
+        if isinstance(v, complex | np.complexfloating):
+            return f"{number(v.real, compact=True)}{'+' if v.imag >= 0 else '-'}{number(abs(v.imag), compact=True)}j"
+        v = float(v)
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.6g}"
+    v = float(v)
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    return repr(float(f"{v:.6g}"))
+
+
+def summary(value, *, limit: int = 6, compact: bool = False) -> str:
+    """A value in one short line: ``—`` for none, a function's name, the number, a few elements, or the
+    range of a large array. Arrays are summarised where they are (no copy to Python lists).
+
+    ``compact`` (the tape's boxes): small arrays nested as they are shaped (``[[1, 2], [3, 4]]``), a large
+    one as the range of its finite values (``-1 … 2.5``). Otherwise (the stepper's text): the elements in
+    a row with the shape (``[1.0, 2.0, 3.0, 4.0] (2×2)``), a large array as ``3×4 array, -1.0 … 2.5``.
+    """
+    if value is None:
+        return "—"
+    value = _data(value)
+    if callable(value) and not hasattr(value, "shape"):
+        return getattr(value, "__name__", type(value).__name__)
+    if compact and isinstance(value, str | slice | tuple | list | type(Ellipsis)) and not _numeric_list(value):
+        return repr(value)
+    if not compact and isinstance(value, bool | float):
+        return number(value)
+    if not compact and isinstance(value, int):
+        return str(value)
+    try:
+        a = np.asarray(value) if isinstance(value, list) and not compact else to_host(value)
+    except (TypeError, ValueError, RuntimeError):
+        return repr(value)
+    if a.dtype.kind not in "biufc":
+        return repr(value)
+    if a.ndim == 0:
+        if compact:
+            return number(a[()], compact=True)
+        return str(a.item()) if a.dtype.kind in "iuc" else number(a)
+    if compact:
+        if a.size == 0:
+            return "[]"
+        if a.size <= limit:
+            return _nested(a)
+        finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
+        if finite.size == 0:
+            return _("all nan/inf")
+        return f"{number(finite.min(), compact=True)} … {number(finite.max(), compact=True)}"
+    if a.size <= limit:
+        body = ", ".join(number(x) for x in a.reshape(-1))
+        return f"[{body}]" if a.ndim == 1 else f"[{body}] ({shape_text(a.shape)})"
+    low, high = number(a.min()), number(a.max())
+    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high)
+
+
+def _nested(a) -> str:
+    if a.ndim == 0:
+        return number(a[()], compact=True)
+    return "[" + ", ".join(_nested(row) for row in a) + "]"
+
+
+def _numeric_list(x) -> bool:
+    return isinstance(x, list | tuple) and len(x) > 0 and all(isinstance(v, int | float) for v in x)

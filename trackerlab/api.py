@@ -13,6 +13,7 @@ from ._checks import dtype_kind
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
 from .lazy import is_lazy, land, lazy_in
+from .ops import _record, operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .walk import _walk
@@ -66,10 +67,7 @@ def _accumulate(total, delta):
 def _input(x):
     """A fresh input for ``forward``: a leaf for a plain value, a tracked identity of a tracked one."""
     if isinstance(x, _TrackedValue):
-        from .ops import _record
-        from .rules.utility import identity
-
-        return _record(identity, (x,), {})
+        return _record(operations()["identity"], (x,), {})  # the rule tables, above, register it
     return param(x)
 
 

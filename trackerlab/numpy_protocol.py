@@ -12,15 +12,36 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .tracked import data
+import numpy as np
+
+from .ops import plain
+from .rules import function as _function
+from .rules import functions as _functions
+from .rules._util import axes_of, shape
 
 # ----------------------------------------------------------------------------------------------------
 # Ufuncs: NumPy's name → the tl function that records it
 
-_SAME = """add subtract multiply divide power float_power maximum minimum fmax fmin hypot arctan2 logaddexp
-logaddexp2 negative positive exp exp2 expm1 log log2 log10 log1p sqrt cbrt square reciprocal sin cos tan
-arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg matmul vecdot""".split()
-UFUNCS: dict[str, str] = {name: name for name in _SAME}
+# A tl function that NumPy spells the same way, as a ufunc or as a function of ``numpy`` or ``numpy.linalg``,
+# is reached through it: read from the rule tables, so a new operation needs no line here. These names
+# mean something else in NumPy and are not:
+MEANING_DIFFERS = {"identity": "np.identity makes an identity matrix; tl.identity is the identity function"}
+_PUBLIC = {name: f for name, f in _functions().items() if name not in MEANING_DIFFERS}
+
+
+def _same(module, ufuncs: bool) -> dict[str, str]:
+    """``{NumPy's name: tl name}`` for the tl functions ``module`` has as ufuncs of one result (or as functions)."""
+    out = {}
+    for name in _PUBLIC:
+        f = getattr(module, name, None)
+        if callable(f) and isinstance(f, np.ufunc) == ufuncs and (not ufuncs or f.nout == 1):
+            out.setdefault(f.__name__, name)
+    return out
+
+
+UFUNCS: dict[str, str] = _same(np, ufuncs=True)
+# NumPy's other spellings: aliases (``np.fabs``), and names that two tl functions share (``np.conj`` is
+# ``np.conjugate``; ``np.mod`` is ``np.remainder``), where this one is the one recorded
 UFUNCS.update({"absolute": "abs", "fabs": "abs", "radians": "deg2rad", "degrees": "rad2deg"})
 UFUNCS.update({"remainder": "remainder", "fmod": "fmod", "conjugate": "conj"})
 # ufuncs with two results: (the plain quotient, the recorded remainder)
@@ -47,12 +68,6 @@ NON_DIFFERENTIABLE_UFUNCS = frozenset(
 # ----------------------------------------------------------------------------------------------------
 # Functions: (module, name) → the tl function that records it, or an adapter where NumPy's spelling differs
 
-_NUMPY_SAME = """sum mean prod max min var std cumsum nansum nanmean reshape ravel transpose swapaxes moveaxis
-expand_dims squeeze broadcast_to concatenate stack split array_split flip fliplr flipud roll tile repeat pad
-copy hstack vstack atleast_1d atleast_2d diff matrix_transpose take take_along_axis sort dot inner outer vdot
-tensordot cross einsum trace diagonal diag triu tril where clip astype""".split()
-_LINALG_SAME = """inv det slogdet solve cholesky norm matmul outer tensordot cross vecdot matrix_power multi_dot
-matrix_transpose""".split()
 
 
 def _linalg_trace(x, /, *, offset=0, dtype=None):
@@ -64,8 +79,6 @@ def _linalg_diagonal(x, /, *, offset=0):
 
 
 def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002  (NumPy's argument names)
-    from .rules._util import axes_of, shape
-
     s = shape(x)
     axes = axes_of(axis, len(s))
     rest = tuple(i for i in range(len(s)) if i not in axes)
@@ -85,12 +98,10 @@ def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
     return _public("cumsum")(x, axis=axis, dtype=dtype, out=out)
 
 
-FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {("numpy", name): name for name in _NUMPY_SAME}
-FUNCTIONS.update({("numpy.linalg", name): name for name in _LINALG_SAME})
-_NUMPY_NEW = """real imag angle sinc nan_to_num select linspace kron append column_stack atleast_3d hsplit vsplit
-dsplit rot90 rollaxis partition""".split()
-FUNCTIONS.update({("numpy", name): name for name in _NUMPY_NEW})
-FUNCTIONS.update({("numpy.linalg", name): name for name in "svd svdvals eigh eigvalsh eig eigvals pinv".split()})
+FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {}
+FUNCTIONS.update({("numpy", numpy_name): name for numpy_name, name in _same(np, ufuncs=False).items()})
+FUNCTIONS.update({("numpy.linalg", numpy_name): name for numpy_name, name in _same(np.linalg, ufuncs=False).items()})
+# NumPy's other spellings, and adapters where NumPy's arguments differ from the tl function's
 FUNCTIONS.update(
     {
         ("numpy", "amax"): "max",
@@ -117,17 +128,7 @@ _UNSUPPORTED_UFUNC_OPTIONS = ("where", "casting", "order", "subok", "signature",
 
 
 def _public(name: str) -> Callable:
-    from .rules import function
-
-    return function(name)
-
-
-def plain(values):
-    """The plain data of a value, or of each element of a (nested) list or tuple: for operations that are
-    not differentiable, where dropping tracking loses nothing."""
-    if isinstance(values, list | tuple):
-        return type(values)(plain(v) for v in values)
-    return data(values)
+    return _function(name)
 
 
 def _no_rule(spelling: str) -> TypeError:

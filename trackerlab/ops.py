@@ -10,7 +10,6 @@ from types import MappingProxyType
 from ._backend import namespace
 from ._recording import EVERY_THREAD, RECORDING
 from .lazy import involved, refusal
-from .numpy_protocol import plain
 from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "register_rules", "supported_operations"]
@@ -145,6 +144,14 @@ def as_operand(value, name: str = "as_operand"):
     return namespace().asarray(plain(value))
 
 
+def plain(values):
+    """The plain data of a value, or of each element of a (nested) list or tuple: for operations that are
+    not differentiable, where dropping tracking loses nothing."""
+    if isinstance(values, list | tuple):
+        return type(values)(plain(v) for v in values)
+    return data(values)
+
+
 def _holds_tracked(sequence) -> bool:
     """Whether a list or tuple holds a tracked value, at any depth."""
     for v in sequence:
@@ -157,9 +164,7 @@ def _pack(name: str, sequence):
     """A list or tuple operand holding tracked values as one tracked array, recorded so that the
     gradient reaches every element: ``stack`` of its elements (of a regular nest of lists: ``stack`` of
     the innermost elements, then ``reshape``), as ``numpy.asarray`` would arrange them."""
-    from .rules.joins import _stack_op
-    from .rules.shape import reshape
-
+    stack, reshape = _OPS["stack"], _OPS["reshape"]  # registered by the rule tables, which sit above
     lengths = []
     first = sequence
     while isinstance(first, _SEQUENCES):
@@ -168,10 +173,10 @@ def _pack(name: str, sequence):
     elements: list = []
     try:
         if _flatten(sequence, lengths, 0, elements):
-            packed = _stack_op(*elements)
+            packed = stack(*elements)
             return reshape(packed, tuple(lengths) + packed.shape[1:]) if len(lengths) > 1 else packed
         # not a regular nest (say, a tracked array beside a list of numbers): stack level by level
-        return _stack_op(*(_pack(name, v) if isinstance(v, _SEQUENCES) and _holds_tracked(v) else v for v in sequence))
+        return stack(*(_pack(name, v) if isinstance(v, _SEQUENCES) and _holds_tracked(v) else v for v in sequence))
     except (TypeError, ValueError) as error:
         kind = type(sequence).__name__
         raise type(error)(f"{name}: cannot read the {kind} of tracked values as an array: {error}") from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import dtype_kind, dtype_name
 from ._plain import _lock, _setflags, _zeros_like
@@ -49,9 +50,7 @@ class Params:
         return self._values[i]
 
     def __repr__(self) -> str:
-        from ._text import params_repr
-
-        return params_repr(self)
+        return _text.params_repr(self)
 
 
 class Grads:
@@ -83,9 +82,7 @@ class Grads:
         return [self._grads[p.tracker] for p in self.params]
 
     def __repr__(self) -> str:
-        from ._text import grads_repr
-
-        return grads_repr(self)
+        return _text.grads_repr(self)
 
 
 

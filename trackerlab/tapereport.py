@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 
 from ._language import _, ngettext
+from ._text import number
 from .tracked import Tracked, _TrackedValue
 
 __all__ = ["OK", "SKIPPED", "UNDETERMINED", "WRONG", "TapeCheck", "TapeCheckEntry"]
@@ -52,7 +53,7 @@ class TapeCheckEntry:
 
     def __repr__(self) -> str:
         argument = "" if self.argument is None else f", argument={self.argument}"
-        numbers = "" if self.error is None else f", reverse {self.reverse:.6g}, numeric {self.numeric:.6g}"
+        numbers = "" if self.error is None else f", reverse {_number(self.reverse)}, numeric {_number(self.numeric)}"
         return f"TapeCheckEntry(#{self.number} {self.op}{argument}: {self.status}{numbers})"
 
 
@@ -223,11 +224,12 @@ def _pad(text: str, width: int) -> str:
     return text + " " * (width - _width(text))
 
 
-def _row(e: TapeCheckEntry) -> tuple:
-    def number(v):
-        return "" if v is None else f"{v:.6g}"
+def _number(v) -> str:
+    return "" if v is None else number(v, compact=True)
 
+
+def _row(e: TapeCheckEntry) -> tuple:
     verdict = {OK: _("ok"), WRONG: _("✗ WRONG"), UNDETERMINED: _("? undetermined"), SKIPPED: _("– skipped")}[e.status]
     argument = "" if e.argument is None else str(e.argument + 1)  # prose counts arguments from 1
     error = "" if e.error is None else f"{e.error:.2e}"
-    return (f"#{e.number}", e.op, argument, number(e.reverse), number(e.numeric), error, verdict)
+    return (f"#{e.number}", e.op, argument, _number(e.reverse), _number(e.numeric), error, verdict)

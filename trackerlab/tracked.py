@@ -8,6 +8,7 @@ from __future__ import annotations
 import operator
 import threading
 
+from . import _text
 from ._backend import FLOAT64, NDARRAY, namespace
 from ._plain import _copy_plain, _leaf_value, _lock, _setflags, _shape, _zeros_like
 from ._recording import ANOMALY, RECORDING
@@ -82,9 +83,7 @@ class Call:
         return self.func(*(data(a) for a in self.args), **self.kwargs)
 
     def __repr__(self) -> str:
-        from ._text import call_repr
-
-        return call_repr(self)
+        return _text.call_repr(self)
 
 
 def _name_of(func) -> str:
@@ -183,9 +182,7 @@ class Tracked:
         return _wrap(self)
 
     def __repr__(self) -> str:
-        from ._text import tracked_repr
-
-        return tracked_repr(self)
+        return _text.tracked_repr(self)
 
 
 def _wrap(node: Tracked):
@@ -295,9 +292,7 @@ class _TrackedValue:
         return id(self.tracker)
 
     def __repr__(self) -> str:
-        from ._text import value_repr
-
-        return value_repr(self)
+        return _text.value_repr(self)
 
     def __format__(self, spec: str) -> str:
         """``f"{x}"`` is the repr; ``f"{x:.2f}"`` formats the plain number."""
@@ -312,9 +307,7 @@ class _TrackedValue:
         )
 
     def _repr_html_(self):
-        from .notebook.html import html_repr
-
-        return html_repr(self)
+        return _text.HTML_REPR(self)  # the notebook layer's, loaded on first use
 
     # Copying and pickling. A parameter is copied as PyTorch copies a leaf tensor: a new, independent
     # parameter with copies of the value and the gradient (never sharing the array, which ``update_``

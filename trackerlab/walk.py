@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
 from ._checks import check_fresh, check_sent, reworded, seed
@@ -50,9 +51,7 @@ class Step:
         return self.node.isleaf
 
     def __repr__(self) -> str:
-        from ._text import step_repr
-
-        return step_repr(self)
+        return _text.step_repr(self)
 
 
 def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):

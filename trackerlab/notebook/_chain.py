@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
+from .._text import number
 from ..tracked import Tracked
-from ._stepvalues import number
 
 __all__ = ["CHAIN", "chain"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 
+from .._text import number
 from ._frames import Frames
 from ._i18n import _
 
@@ -82,7 +83,10 @@ def _verdict(check, node) -> str:
             else:
                 parts.append(
                     _("argument {n}: reverse {reverse}, numeric {numeric}, rel. error {error}").format(
-                        n=e.argument + 1, reverse=f"{e.reverse:.6g}", numeric=f"{e.numeric:.6g}", error=f"{e.error:.2e}"
+                        n=e.argument + 1,
+                        reverse=number(e.reverse, compact=True),
+                        numeric=number(e.numeric, compact=True),
+                        error=f"{e.error:.2e}",
                     )
                 )
         return _("check_tape: ✗ WRONG: the rule of {op} disagrees with finite differences ({parts})").format(

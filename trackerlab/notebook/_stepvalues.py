@@ -8,18 +8,18 @@ import math
 import numpy as np
 
 from .._backend import to_host
-from ..tracked import Tracked, _TrackedValue
+from .._text import shape_text, summary
+from ..tracked import Tracked, istracked
 from ._i18n import _
-from ._tape import shape_text
 
-__all__ = ["constant", "number", "plain", "text"]
+__all__ = ["constant", "plain", "text"]
 
 
 def plain(value):
     """A value as plain Python data: a float for a scalar, nested lists for an array, ``None`` for none."""
     if value is None:
         return None
-    if isinstance(value, _TrackedValue | Tracked):
+    if istracked(value) or isinstance(value, Tracked):
         value = value.data
     if callable(value) and not hasattr(value, "shape"):
         return getattr(value, "__name__", type(value).__name__)
@@ -34,42 +34,9 @@ def plain(value):
     return a.tolist()
 
 
-def number(v) -> str:
-    """A scalar in at most 6 significant digits, written as Python writes floats: ``1.0``, ``-0.416147``."""
-    v = float(v)
-    if math.isnan(v) or math.isinf(v):
-        return str(v)
-    return repr(float(f"{v:.6g}"))
-
-
 def text(value, limit: int = 6) -> str:
-    """A value in one short line: the number, a few elements, or the shape and range of a large array.
-    Arrays are summarised where they are (no copy to Python lists)."""
-    if value is None:
-        return "—"
-    if isinstance(value, _TrackedValue | Tracked):
-        value = value.data
-    if callable(value) and not hasattr(value, "shape"):
-        return getattr(value, "__name__", type(value).__name__)
-    if isinstance(value, bool | float):
-        return number(value)
-    if isinstance(value, int):
-        return str(value)
-    try:
-        a = np.asarray(value) if isinstance(value, list) else to_host(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    if a.dtype.kind not in "biufc":
-        return repr(value)
-    if a.ndim == 0:
-        if a.dtype.kind in "iu":
-            return str(a.item())
-        return str(a.item()) if a.dtype.kind == "c" else number(a)
-    if a.size <= limit:
-        body = ", ".join(number(x) for x in a.reshape(-1))
-        return f"[{body}]" if a.ndim == 1 else f"[{body}] ({shape_text(a.shape)})"
-    low, high = number(a.min()), number(a.max())
-    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high)
+    """A value in one short line (``_text.summary`` in the stepper's spelling: numbers as Python writes floats)."""
+    return summary(value, limit=limit)
 
 
 def constant(value) -> str:

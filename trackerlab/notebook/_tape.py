@@ -3,22 +3,17 @@ names the user gave, and short summaries of values."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from .._backend import to_host
 from .._order import numbering
+from .._text import dtype_text, shape_text, summary
 from ..ops import Op
-from ..tracked import Tracked, _TrackedValue
-from ._i18n import _
+from ..tracked import Tracked, istracked
 
-__all__ = ["Entry", "as_node", "label_map", "names", "operands", "short", "tape"]
+__all__ = ["Entry", "as_node", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
 
 
 def as_node(y, who: str) -> Tracked:
     """The ``Tracked`` node behind ``y`` (a tracked value or a node), or a clear error."""
-    if isinstance(y, _TrackedValue):
+    if istracked(y):
         return y.tracker
     if isinstance(y, Tracked):
         return y
@@ -33,7 +28,7 @@ def label_map(labels, who: str) -> dict:
         raise TypeError(f"{who}: labels must be a mapping from tracked values to names (got {type(labels).__name__})")
     out = {}
     for key, name in labels.items():
-        node = key.tracker if isinstance(key, _TrackedValue) else key
+        node = key.tracker if istracked(key) else key
         if not isinstance(node, Tracked):
             raise TypeError(f"{who}: labels has a key of type {type(key).__name__}; keys must be tracked values")
         out[node] = str(name)
@@ -137,66 +132,9 @@ def tape(root: Tracked, index: dict | None = None, keep=None) -> list[Entry]:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Values as short text
-
-
-def number(v) -> str:
-    """A scalar in at most about 6 significant digits: ``17``, ``0.333333``, ``1.2e-08``, ``nan``."""
-    if isinstance(v, complex | np.complexfloating):
-        return f"{number(v.real)}{'+' if v.imag >= 0 else '-'}{number(abs(v.imag))}j"
-    v = float(v)
-    if math.isnan(v) or math.isinf(v):
-        return str(v)
-    if v == int(v) and abs(v) < 1e15:
-        return str(int(v))
-    return f"{v:.6g}"
+# Values as short text: the summaries of ``_text``, in the boxes' compact spelling
 
 
 def short(x, limit: int = 6) -> str:
     """A one-line summary of a value: the number itself, a few elements, or the range."""
-    if x is None:
-        return "—"
-    if isinstance(x, _TrackedValue | Tracked):
-        x = x.data
-    if callable(x) and not hasattr(x, "shape"):
-        return getattr(x, "__name__", type(x).__name__)
-    if isinstance(x, str | slice | tuple | list | type(Ellipsis)) and not _numeric_list(x):
-        return repr(x)
-    try:
-        a = to_host(x)  # a NumPy copy of any backend's array, for display only
-    except (TypeError, ValueError, RuntimeError):
-        return repr(x)
-    if a.dtype.kind not in "biufc":
-        return repr(x)
-    if a.ndim == 0:
-        return number(a[()])
-    if a.size == 0:
-        return "[]"
-    if a.size <= limit:
-        return _nested(a)
-    finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
-    if finite.size == 0:
-        return _("all nan/inf")
-    return f"{number(finite.min())} … {number(finite.max())}"
-
-
-def _nested(a) -> str:
-    if a.ndim == 0:
-        return number(a[()])
-    return "[" + ", ".join(_nested(row) for row in a) + "]"
-
-
-def _numeric_list(x) -> bool:
-    return isinstance(x, list | tuple) and len(x) > 0 and all(isinstance(v, int | float) for v in x)
-
-
-def shape_text(shape: tuple) -> str:
-    return "scalar" if not shape else "×".join(str(n) for n in shape)
-
-
-def dtype_text(x) -> str:
-    if isinstance(x, float):
-        return "float64"
-    if isinstance(x, int):
-        return "int"
-    return str(getattr(x, "dtype", type(x).__name__)).rsplit(".", 1)[-1]  # array_api_strict.float64 → float64
+    return summary(x, limit=limit, compact=True)

@@ -9,8 +9,8 @@ from html import escape
 import numpy as np
 
 from .._backend import to_host
+from .._text import number
 from ._i18n import _
-from ._tape import number
 
 __all__ = ["array_html", "stats"]
 
@@ -26,7 +26,7 @@ def array_html(x, empty: str) -> str:
         return f'<div class="tl-none">{escape(empty)}</div>'
     a = to_host(x.data if hasattr(x, "tracker") else x)
     if a.ndim == 0:
-        return f'<div class="tl-scalar">{escape(number(a[()]))}</div>'
+        return f'<div class="tl-scalar">{escape(number(a[()], compact=True))}</div>'
     if a.ndim <= 2 and a.shape[0] <= TABLE_ROWS and (a.ndim == 1 or a.shape[1] <= TABLE_COLUMNS) and a.size:
         return _table(a)
     if a.ndim > 2 and a.size and a.shape[-2] <= TABLE_ROWS and a.shape[-1] <= TABLE_COLUMNS:
@@ -46,7 +46,8 @@ def _slices(a) -> str:
 
 def _table(a) -> str:
     rows = [a] if a.ndim == 1 else list(a)
-    body = "".join("<tr>" + "".join(f"<td>{escape(number(v))}</td>" for v in row) + "</tr>" for row in rows)
+    cells = ("".join(f"<td>{escape(number(v, compact=True))}</td>" for v in row) for row in rows)
+    body = "".join(f"<tr>{row}</tr>" for row in cells)
     return f'<table class="tl-table">{body}</table>'
 
 
@@ -82,13 +83,13 @@ def _summary(a) -> str:
     cells = []
     if "min" in s:
         for key in ("min", "max", "mean", "std"):
-            cells.append(f"<tr><th>{label}{key}</th><td>{escape(number(s[key]))}</td></tr>")
+            cells.append(f"<tr><th>{label}{key}</th><td>{escape(number(s[key], compact=True))}</td></tr>")
     flags = []
     for key, word in (("nan", "NaN"), ("inf", "Inf")):
         count = s[key]
         css = "tl-warn" if count else "tl-dim"
         flags.append(f'<span class="{css}">{count} {word}</span>')
-    first = ", ".join(number(v) for v in a.reshape(-1)[:3])
+    first = ", ".join(number(v, compact=True) for v in a.reshape(-1)[:3])
     spark = sparkline(s["finite"])
     return (
         f'<table class="tl-table tl-stats">{"".join(cells)}</table>'

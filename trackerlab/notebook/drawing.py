@@ -11,7 +11,7 @@ import warnings
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..tracked import Tracked, _TrackedValue
+from ..tracked import Tracked, istracked
 from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
 from ._boxes import FONT, box_size, box_text, boxes_and_edges
 from ._layout import layout
@@ -214,7 +214,7 @@ def _items(mapping, option: str):
 
 
 def _node(key, option: str) -> Tracked:
-    node = key.tracker if isinstance(key, _TrackedValue) else key
+    node = key.tracker if istracked(key) else key
     if not isinstance(node, Tracked):
         raise TypeError(f"plot_tape: {option} has a key of type {type(key).__name__}; keys must be tracked values")
     return node

@@ -9,7 +9,7 @@ from html import escape
 
 from .._backend import device_of
 from .._order import numbering
-from ..tracked import Tracked, _TrackedValue
+from ..tracked import Tracked, istracked
 from ._i18n import _, ngettext
 from ._tape import as_node, dtype_text, label_map, operands, shape_text, short
 from ._values import array_html
@@ -97,7 +97,7 @@ def html_repr(
 
 def _header(value, root: Tracked, names: dict, count: int) -> str:
     data = root.data
-    kind = type(value).__name__ if isinstance(value, _TrackedValue) else "Tracked"
+    kind = type(value).__name__ if istracked(value) else "Tracked"
     module = type(data).__module__.split(".")[0]
     backend = "python" if module == "builtins" else module
     device = device_of(data) if hasattr(data, "device") else None

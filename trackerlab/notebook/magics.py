@@ -15,7 +15,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .._order import numbering
-from ..tracked import _TrackedValue, param
+from ..tracked import istracked, param
 from ._i18n import _
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
@@ -108,7 +108,7 @@ class TrackMagics(Magics):
             elif not args.no_graph:
                 _draw(y, labels)
         elif not args.no_graph:
-            values = [ns[n] for n in assigned if isinstance(ns.get(n), _TrackedValue)]
+            values = [ns[n] for n in assigned if istracked(ns.get(n))]
             if not values:
                 _say_untracked(ns, _names(tree), assigned)
             for y in _roots(values):
@@ -213,7 +213,7 @@ def _labels(ns: dict, names) -> dict:
     seen: set = set()
     for name in names:
         value = ns.get(name)
-        if isinstance(value, _TrackedValue) and value.tracker not in seen:
+        if istracked(value) and value.tracker not in seen:
             seen.add(value.tracker)
             labels[value] = name
     return labels
@@ -223,7 +223,7 @@ def _tracked(ns: dict, name: str, who: str):
     if name not in ns:
         raise UsageError(_("{who}: no variable named {name} in the namespace").format(who=who, name=repr(name)))
     value = ns[name]
-    if not isinstance(value, _TrackedValue):
+    if not istracked(value):
         raise UsageError(
             _("{who}: {name} is not tracked (it is a {type}); make its inputs tl.param").format(
                 who=who, name=name, type=type(value).__name__

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# _util first: the families import its helpers at their top, and it imports their operations at its end
-from . import (  # noqa: F401
+# Each family imports only the families below it (see ``_util.Later``); this package, above them all,
+# binds the names they give to the functions of higher families once every one is loaded.
+from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
-    complex_parts,
+    complex,
     elementwise,
     factorizations,
     indexing,
@@ -28,7 +29,7 @@ from . import (  # noqa: F401
     splits,
     utility,
 )
-from ._util import COMPOSITES, WRAPPERS
+from ._util import COMPOSITES, WRAPPERS, Later
 
 FAMILIES = (
     "elementwise",
@@ -37,6 +38,8 @@ FAMILIES = (
     "selection",
     "reductions",
     "shape",
+    "joins",
+    "splits",
     "indexing",
     "linalg",
     "matrices",
@@ -45,6 +48,17 @@ FAMILIES = (
     "nn",
     "utility",
 )
+
+
+def _bind_later() -> None:
+    """Bind every ``Later`` name of the family modules to the function it stands for."""
+    for module in (_util, *(globals()[family] for family in FAMILIES)):
+        for name, value in list(vars(module).items()):
+            if type(value) is Later:
+                setattr(module, name, getattr(globals()[value.family], value.name))
+
+
+_bind_later()
 
 
 def functions() -> dict[str, Callable]:

@@ -27,6 +27,40 @@ WRAPPERS: dict[str, Callable] = {}
 COMPOSITES: dict[str, tuple[str, Callable]] = {}
 
 
+class Later:
+    """A placeholder for a function of a family module loaded after the module that names it.
+
+    The families' rules use one another (``sum``'s rule broadcasts, ``broadcast_to``'s rule sums), but
+    their modules import one way, from the lower to the higher: a module that calls a higher family's
+    function names it ``reshape = Later("shape", "reshape")``, and ``rules`` binds the name to the real
+    function once every family is loaded, before any rule can run.
+    """
+
+    __slots__ = ("family", "name")
+
+    def __init__(self, family: str, name: str):
+        self.family = family
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"rules: {self.family}.{self.name} was called before the rule tables were loaded")
+
+    def __repr__(self) -> str:
+        return f"Later({self.family!r}, {self.name!r})"
+
+
+# the operations these helpers use, all of families above this module
+conj = Later("complex", "conj")
+real = Later("complex", "real")
+abs = Later("elementwise", "abs")
+divide = Later("elementwise", "divide")
+sum = Later("reductions", "sum")
+where = Later("selection", "where")
+broadcast_to = Later("shape", "broadcast_to")
+reshape = Later("shape", "reshape")
+transpose = Later("shape", "transpose")
+
+
 def wrapper(name: str):
     """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
 
@@ -239,7 +273,7 @@ def slope_of_abs(x):
     for complex ``x`` (written with operations, so it can be differentiated again); 0 at 0, the
     subgradient, for both."""
     if not is_complex(x):
-        return sign(x)
+        return plain_sign(x)
     size_ = abs(x)
     return conj(x) / (size_ + mask(data(size_) == 0, data(size_)))
 
@@ -293,7 +327,7 @@ def mask(condition, like):
     return xp.astype(condition, dtype)
 
 
-def sign(x):
+def plain_sign(x):
     """The sign of the plain data of ``x`` as numbers (a constant: the derivative of ``|x|``)."""
     x = data(x)
     return mask(x > 0, x) - mask(x < 0, x)
@@ -359,8 +393,3 @@ def _one_operand(pullbacks, i: int, g, ans, *args, **kwargs):
     return pullbacks(wanted, g, ans, *args, **kwargs)[i]
 
 
-from .complex_parts import conj, real  # noqa: E402  (the families' rules use each other)
-from .elementwise import abs, divide  # noqa: E402
-from .reductions import sum  # noqa: E402
-from .selection import where  # noqa: E402
-from .shape import broadcast_to, reshape, transpose  # noqa: E402

@@ -15,6 +15,7 @@ from .._backend import namespace
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data, istracked
 from ._util import (
+    Later,
     composite,
     direct,
     div,
@@ -22,13 +23,19 @@ from ._util import (
     keep,
     lift,
     mask,
+    plain_sign,
     real_for,
     real_part,
-    sign,
     slope_of_abs,
     unbroadcast,
     wrapper,
 )
+
+# functions of the families above this one that these rules call (see ``_util.Later``)
+broadcast_to = Later("shape", "broadcast_to")
+concatenate = Later("joins", "concatenate")
+expand_dims = Later("shape", "expand_dims")
+moveaxis = Later("shape", "moveaxis")
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -248,7 +255,7 @@ def _abs_rule(g, ans, x):
     if is_complex(x):  # |z| is real: its cotangent sends Re(g) · conj(z) / |z|
         return real_part(g) * slope_of_abs(x)
     v = data(x)
-    return keep(v != 0 if hasattr(v, "shape") else v != 0.0, g * sign(x))
+    return keep(v != 0 if hasattr(v, "shape") else v != 0.0, g * plain_sign(x))
 
 
 def _astype_rule(g, ans, x, dtype, copy=True):
@@ -460,7 +467,3 @@ def _float_dtype(xp, *values):
         if dtype is not None and xp.isdtype(dtype, ("real floating", "complex floating")):
             return xp.float32 if dtype == xp.float32 else xp.float64
     return xp.float64
-
-
-from .joins import concatenate  # noqa: E402
-from .shape import broadcast_to, expand_dims, moveaxis  # noqa: E402

@@ -23,7 +23,26 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ..ops import defop, register_rules
-from ._util import real_only, refuse_complex, wrapper
+from ..tracked import data, istracked
+from ._util import (
+    array,
+    lift,
+    mask,
+    mT,
+    ns,
+    real_only,
+    refuse_complex,
+    shape,
+    wrapper,
+)
+from .complex import _complex_op as _complex
+from .complex import conj, imag, real
+from .indexing import getitem
+from .inverses import solve
+from .linalg import matmul
+from .matrices import tril, triu
+from .reductions import sum
+from .shape import expand_dims
 
 SVDResult = namedtuple("SVDResult", "U S Vh")
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
@@ -369,21 +388,3 @@ RULES = {
     "pinv": (_pinv_rule,),
 }
 register_rules("factorizations", RULES)
-
-from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import (  # noqa: E402
-    array,
-    lift,
-    mask,
-    mT,
-    ns,
-    shape,
-)
-from .complex_parts import _complex_op as _complex  # noqa: E402
-from .complex_parts import conj, imag, real  # noqa: E402
-from .indexing import getitem  # noqa: E402
-from .inverses import solve  # noqa: E402
-from .linalg import matmul  # noqa: E402
-from .matrices import tril, triu  # noqa: E402
-from .reductions import sum  # noqa: E402
-from .shape import expand_dims  # noqa: E402

@@ -9,9 +9,12 @@ scatter back the same way; ``sort`` and ``partition`` send each sensitivity to t
 
 from __future__ import annotations
 
+from .._backend import library_name
 from ..lazy import is_lazy, scatter_add
 from ..ops import defop, register_rules
-from ._util import real_only
+from ..tracked import data
+from ._util import array, lift, ns, real_only, shape, size, unbroadcast
+from .shape import reshape
 
 
 def _getitem(x, index):
@@ -195,8 +198,3 @@ RULES = {
     "partition": (_partition_rule,),
 }
 register_rules("indexing", RULES)
-
-from .._backend import library_name  # noqa: E402
-from ..tracked import data  # noqa: E402
-from ._util import array, lift, ns, shape, size, unbroadcast  # noqa: E402
-from .shape import reshape  # noqa: E402

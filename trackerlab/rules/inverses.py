@@ -9,7 +9,12 @@ gradient of ``det`` and ``slogdet`` at a singular matrix comes from its cofactor
 from __future__ import annotations
 
 from ..ops import defop, register_rules
-from ._util import composite, real_only, wrapper
+from ..tracked import data, istracked
+from ._util import array, composite, div, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
+from .indexing import getitem
+from .linalg import matmul
+from .matrices import tril
+from .shape import expand_dims, reshape
 
 
 def _linalg(name: str):
@@ -55,7 +60,6 @@ def slogdet(x):
     plain = data(x)
     logabsdet = _slogdet_op(x)  # first: the recorded operation explains a failure (a library without slogdet)
     return ns(plain).linalg.slogdet(array(plain))[0], logabsdet
-
 
 
 @composite("inverses")
@@ -184,10 +188,3 @@ RULES = {
     "cholesky": (_cholesky_rule,),
 }
 register_rules("inverses", RULES)
-
-from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import array, div, lift, mT, ns, real_part, shape, unbroadcast  # noqa: E402
-from .indexing import getitem  # noqa: E402
-from .linalg import matmul  # noqa: E402
-from .matrices import tril  # noqa: E402
-from .shape import expand_dims, reshape  # noqa: E402

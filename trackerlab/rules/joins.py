@@ -27,8 +27,8 @@ def _stack(*arrays, axis=0):
     return xp.stack([array(a) for a in arrays], axis=axis)
 
 
-_concatenate_op = defop("concatenate", _concatenate, family="shape", doc="Join arrays along an axis.")
-_stack_op = defop("stack", _stack, family="shape", doc="Join arrays along a new axis.")
+_concatenate_op = defop("concatenate", _concatenate, family="joins", doc="Join arrays along an axis.")
+_stack_op = defop("stack", _stack, family="joins", doc="Join arrays along a new axis.")
 
 
 @wrapper("concatenate")
@@ -51,14 +51,14 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting=None):
     return _cast("stack", _stack_op(*arrays, axis=axis), arrays, dtype, casting)
 
 
-@composite("shape")
+@composite("joins")
 def hstack(arrays, *, dtype=None, casting="same_kind"):
     """``numpy.hstack``: concatenate along the second axis (the first for 1-D arrays)."""
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1, dtype=dtype, casting=casting)
 
 
-@composite("shape")
+@composite("joins")
 def vstack(arrays, *, dtype=None, casting="same_kind"):
     """``numpy.vstack``: concatenate along the first axis, 1-D arrays becoming rows."""
     arrays = list(arrays)
@@ -127,7 +127,7 @@ RULES = {
     "concatenate": Each(_concatenate_rule),
     "stack": Each(_stack_rule),
 }
-register_rules("shape", RULES)
+register_rules("joins", RULES)
 
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
@@ -173,7 +173,7 @@ def _cast(name: str, out, arrays, dtype, casting):
     return astype(out, target)
 
 
-@composite("shape")
+@composite("joins")
 def column_stack(arrays):
     """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
     arrays = [as_operand(a, "column_stack") for a in arrays]
@@ -186,7 +186,7 @@ def column_stack(arrays):
     return concatenate(columns, axis=1)
 
 
-@composite("shape")
+@composite("joins")
 def append(x, values, axis=None):
     """``numpy.append``: ``values`` after ``x`` along ``axis`` (both flattened when ``axis`` is None)."""
     if axis is None:

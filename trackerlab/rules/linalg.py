@@ -15,7 +15,24 @@ from collections import Counter
 
 from .._backend import NDARRAY
 from ..ops import defop, register_rules
-from ._util import Each, composite, inverse_permutation, wrapper
+from ..tracked import data, istracked
+from ._util import (
+    Each,
+    array,
+    composite,
+    conj,
+    inverse_permutation,
+    is_complex,
+    lift,
+    mT,
+    ns,
+    real_for,
+    shape,
+    unbroadcast,
+    wrapper,
+)
+from .elementwise import multiply
+from .shape import copy, expand_dims, moveaxis, reshape, transpose
 
 
 def _dot(x, y, out=None):
@@ -358,11 +375,6 @@ RULES = {
     ),
 }
 register_rules("linalg", RULES)
-
-from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import array, conj, is_complex, lift, mT, ns, real_for, shape, unbroadcast  # noqa: E402
-from .elementwise import multiply  # noqa: E402
-from .shape import copy, expand_dims, moveaxis, reshape, transpose  # noqa: E402
 
 
 @composite("linalg")

@@ -12,7 +12,26 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
-from ._util import wrapper
+from ..tracked import data, istracked
+from ._util import (
+    Later,
+    array,
+    conj,
+    is_complex,
+    lift,
+    mask,
+    ns,
+    real_part,
+    shape,
+    slope_of_abs,
+    spread,
+    wrapper,
+)
+from .elementwise import abs
+from .shape import expand_dims, moveaxis, pad
+
+# a function of a family above this one that these rules call (see ``_util.Later``)
+svdvals = Later("factorizations", "svdvals")
 
 
 def _diagonal_mask(xp, n: int, m: int, offset: int, dtype):
@@ -142,8 +161,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argume
 
 def _singular_norm(x, ord, axes, keepdims):  # noqa: A002  (NumPy's argument names)
     """The matrix norms made of singular values: the largest (2), the smallest (-2), their sum ('nuc')."""
-    from .factorizations import svdvals
-    from .reductions import max, min, sum
+    from .reductions import max, min, sum  # here, so that the module's own max and min stay Python's
 
     s = svdvals(moveaxis(x, axes, (-2, -1)))
     out = {2: max, -2: min, "nuc": sum}[ord](s, axis=-1)
@@ -230,19 +248,3 @@ RULES = {
     "norm": (_norm_rule,),
 }
 register_rules("matrices", RULES)
-
-from ..tracked import data, istracked  # noqa: E402  (the families' rules use each other)
-from ._util import (  # noqa: E402
-    array,
-    conj,
-    is_complex,
-    lift,
-    mask,
-    ns,
-    real_part,
-    shape,
-    slope_of_abs,
-    spread,
-)
-from .elementwise import abs  # noqa: E402
-from .shape import expand_dims, moveaxis, pad  # noqa: E402

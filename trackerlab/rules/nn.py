@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import math
 
+from .._backend import NDARRAY
+from ..lazy import lazy_in
 from ..ops import defop, register_rules
-from ._util import real_only
+from ..tracked import data, istracked
+from ._util import array, div, keep, lift, mask, ns, real_only, shape, size, unbroadcast
+from .elementwise import exp, tanh
+from .reductions import sum
+from .shape import broadcast_to, expand_dims
 
 _GELU = math.sqrt(2.0 / math.pi)
 
@@ -246,12 +252,3 @@ def _gelu_slope(x):
     inner = _GELU * (x + 0.044715 * x * x * x)
     t = tanh(inner)
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU * (1 + 3 * 0.044715 * x * x)
-
-
-from .._backend import NDARRAY  # noqa: E402
-from ..lazy import lazy_in  # noqa: E402
-from ..tracked import data, istracked  # noqa: E402
-from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
-from .elementwise import exp, tanh  # noqa: E402
-from .reductions import sum  # noqa: E402
-from .shape import broadcast_to, expand_dims  # noqa: E402

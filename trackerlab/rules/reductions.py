@@ -10,8 +10,25 @@ from __future__ import annotations
 import math
 
 from ..ops import defop, register_rules
-from ._util import inverse_permutation
+from ..tracked import data
+from ._util import (
+    array,
+    axes_of,
+    conj,
+    count,
+    inverse_permutation,
+    is_complex,
+    keep,
+    mask,
+    ns,
+    real_part,
+    shape,
+    size,
+    spread,
+)
 from ._util import real_only as _real_only
+from .elementwise import exp
+from .shape import flip, pad, reshape, take_slice, transpose
 
 
 def _unsupported(name: str, **options) -> None:
@@ -232,8 +249,3 @@ RULES = {
     ),
 }
 register_rules("reductions", RULES)
-
-from ..tracked import data  # noqa: E402  (the families' rules use each other)
-from ._util import array, axes_of, conj, count, is_complex, keep, mask, ns, real_part, shape, size, spread  # noqa: E402
-from .elementwise import exp  # noqa: E402
-from .shape import flip, pad, reshape, take_slice, transpose  # noqa: E402

@@ -11,7 +11,7 @@ from .._backend import namespace
 from ..ops import defop, register_rules
 from ..tracked import data
 from ._util import composite, is_complex, keep, mask, real_only, unbroadcast
-from .complex_parts import _complex_op, imag, real
+from .complex import _complex_op, imag, real
 from .elementwise import _binary
 
 

@@ -1,13 +1,20 @@
 """Shape operations and their gradient rules: each sends the sensitivity back through its inverse.
 
 Reshapes, transposes, flips, rolls, tiles, repeats and pads of one array, and the functions composed of
-them; joins of several arrays live in ``joins.py``, splits into pieces in ``splits.py`` (the same family).
+them; joins of several arrays are the family ``joins`` (``joins.py``), splits into pieces ``splits``.
 """
 
 from __future__ import annotations
 
 from ..ops import as_operand, defop, register_rules
-from ._util import composite
+from ..tracked import data
+from ._util import Later, array, axes_of, composite, lift, ns, size, unbroadcast
+from ._util import shape as shape_of
+
+# functions of the families above this one that these rules call (see ``_util.Later``)
+getitem = Later("indexing", "getitem")
+sum = Later("reductions", "sum")
+untake = Later("indexing", "_untake")
 
 
 def _reshape(x, shape=None, order="C", *, newshape=None, copy=None):
@@ -251,12 +258,6 @@ RULES = {
 }
 register_rules("shape", RULES)
 
-from ..tracked import data  # noqa: E402  (the families' rules use each other)
-from ._util import array, axes_of, lift, ns, size, unbroadcast  # noqa: E402
-from ._util import shape as shape_of  # noqa: E402
-from .indexing import _untake as untake  # noqa: E402
-from .indexing import getitem  # noqa: E402
-from .reductions import sum  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------------
 # More of NumPy's shape functions, composed of the operations above (their gradients come from those).

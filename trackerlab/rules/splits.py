@@ -17,7 +17,7 @@ def _split(x, start, stop, axis=0):
     return take_slice(x, axis, start, stop)
 
 
-_split_op = defop("split", _split, arity=1, family="shape", doc="One piece of a split: a slice along an axis.")
+_split_op = defop("split", _split, arity=1, family="splits", doc="One piece of a split: a slice along an axis.")
 
 
 @wrapper("split")
@@ -26,7 +26,7 @@ def split(x, indices_or_sections, axis=0):
     return _pieces(x, indices_or_sections, axis, exact=True)
 
 
-@composite("shape")
+@composite("splits")
 def array_split(x, indices_or_sections, axis=0):
     """``numpy.array_split``: like ``split``, but the sections need not divide the axis evenly."""
     return _pieces(x, indices_or_sections, axis, exact=False)
@@ -56,7 +56,7 @@ def _split_rule(g, ans, x, start, stop, axis=0):
 RULES = {
     "split": (_split_rule,),
 }
-register_rules("shape", RULES)
+register_rules("splits", RULES)
 
 
 def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
@@ -65,19 +65,19 @@ def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
     return split(x, indices_or_sections, axis=axis)
 
 
-@composite("shape")
+@composite("splits")
 def hsplit(x, indices_or_sections):
     """``numpy.hsplit``: split along the second axis (the first for 1-D arrays)."""
     return _split_along("hsplit", x, indices_or_sections, 1 if len(shape_of(x)) > 1 else 0, 1)
 
 
-@composite("shape")
+@composite("splits")
 def vsplit(x, indices_or_sections):
     """``numpy.vsplit``: split along the first axis of an array of 2 or more dimensions."""
     return _split_along("vsplit", x, indices_or_sections, 0, 2)
 
 
-@composite("shape")
+@composite("splits")
 def dsplit(x, indices_or_sections):
     """``numpy.dsplit``: split along the third axis of an array of 3 or more dimensions."""
     return _split_along("dsplit", x, indices_or_sections, 2, 3)

@@ -34,8 +34,8 @@ and reachable in three ways: as `tl.<name>`, through NumPy on tracked values (`n
 `np.linalg.inv(x)`, through `__array_ufunc__` and `__array_function__`), and, where NumPy has one, as
 an array method or operator (`x.max(axis=0)`, `x @ y`). `tl.supported_operations()` lists the same
 names. Each accepts tracked and plain values alike, on NumPy, CuPy or any array-API library (the
-elementwise, complex, remainders, selection, reduction, shape and `matmul` rules are tested on
-`array-api-strict`).
+elementwise, complex, remainders, selection, reduction, shape, joins, splits and `matmul` rules are
+tested on `array-api-strict`).
 
 NumPy functions that are not differentiable (`sign`, `floor`, comparisons, `argmax`, `nonzero`, …)
 give plain, untracked results; any other NumPy function on a tracked value is a `TypeError` naming it.
@@ -90,6 +90,19 @@ def _cell(items) -> str:
     return ", ".join(items) if items else ""
 
 
+def _aliases() -> dict[str, list[str]]:
+    """The public names that call an operation under another name (``conjugate`` is ``conj``), by operation."""
+    from ..ops import Op, operations
+    from ._util import WRAPPERS
+
+    out: dict[str, list[str]] = {}
+    for name, f in sorted(WRAPPERS.items()):
+        op = getattr(f, "__wrapped__", f)
+        if name not in operations() and isinstance(op, Op):
+            out.setdefault(op.name, []).append(name)
+    return out
+
+
 def render() -> str:
     """The Markdown of ``docs/operations.md``."""
     from ..ops import operations
@@ -99,11 +112,13 @@ def render() -> str:
     ops = operations()
     names = [n for n, op in ops.items() if op.rule is not None and not n.startswith("_")]
     names.sort(key=lambda n: (FAMILIES.index(ops[n].family), n))
+    also = _aliases()
     lines = [HEADER, f"## {len(names)} operations with a gradient rule", ""]
     lines += ["| operation | family | NumPy | methods and operators |", "|---|---|---|---|"]
     for name in names:
         spelled = _cell(f"`{s}`" for s in numpy.get(name, []))
-        lines.append(f"| `{name}` | {ops[name].family} | {spelled} | {_cell(methods.get(name, []))} |")
+        named = _cell(f"`{n}`" for n in [name, *also.get(name, [])])
+        lines.append(f"| {named} | {ops[name].family} | {spelled} | {_cell(methods.get(name, []))} |")
     extra = composites()
     lines += ["", f"## {len(extra)} functions composed of those operations", ""]
     lines += ["| function | family | NumPy |", "|---|---|---|"]

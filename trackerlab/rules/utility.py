@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .._recording import RECORDING, no_grad
+from ..api import _check_replayed, forward
 from ..custom_rules import grad_rule, primitive
 from ..ops import defop, register_rules
 from ..tracked import data
@@ -79,6 +80,3 @@ def _(f, *args):
             RECORDING.on = before
 
     return value, pullback
-
-
-from ..api import _check_replayed, forward  # noqa: E402  (checkpoint's pullback replays the forward pass)
