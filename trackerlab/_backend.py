@@ -79,8 +79,6 @@ def _mixed(values):
     if len(kinds) <= 1:
         return _lookup(type(_first_array(arrays)), arrays)
     if kinds == {"dask", "numpy"}:  # in-memory parameters with lazy data: dask's namespace, lifting NumPy operands
-        from .lazy import lifting
-
         return lifting(_lookup(type(next(v for v in arrays if _library(v) == "dask")), arrays))
     names = " and ".join(sorted(kinds))
     raise TypeError(f"cannot mix arrays of {names} in one operation; move them to one backend first")
@@ -158,6 +156,59 @@ def shape_of(value) -> tuple:
 
 def isfinite_scalar(value) -> bool:
     return math.isfinite(float(value))
+
+
+# ----------------------------------------------------------------------------------------------------
+# dask's namespace for operands of dask and NumPy together (dask itself is imported only when it is used)
+
+
+class _Lifting:
+    """The dask namespace for operands of dask and NumPy together, handing the NumPy arrays to dask's
+    functions as dask arrays of one chunk (``da.outer``, ``da.linalg.solve`` and others take only dask
+    arrays); its submodules (``linalg``) do the same."""
+
+    def __init__(self, xp):
+        self._xp = xp
+
+    def __getattr__(self, name: str):
+        value = getattr(self._xp, name)
+        if isinstance(value, type(math)):  # a submodule: linalg, fft
+            value = _Lifting(value)
+        elif callable(value) and not isinstance(value, type):
+            value = _lifted(value)
+        setattr(self, name, value)  # found once
+        return value
+
+    def __repr__(self) -> str:
+        return f"<{self._xp.__name__}, taking NumPy operands>"
+
+
+def _lifted(function):
+    import dask.array as da
+
+    def lift(value):
+        if type(value) is NDARRAY:
+            return da.from_array(value, chunks=-1)
+        if isinstance(value, list | tuple) and any(type(v) is NDARRAY for v in value):
+            return type(value)(lift(v) for v in value)
+        return value
+
+    def call(*args, **kwargs):
+        return function(*(lift(a) for a in args), **kwargs)
+
+    call.__name__ = getattr(function, "__name__", "function")
+    return call
+
+
+_LIFTING: dict = {}
+
+
+def lifting(xp):
+    """``xp`` (dask's array-API namespace) taking NumPy operands too, made once."""
+    out = _LIFTING.get(xp.__name__)
+    if out is None:
+        out = _LIFTING[xp.__name__] = _Lifting(xp)
+    return out
 
 
 import numpy as _np  # noqa: E402  (only to make a probe; engine code asks namespace())
