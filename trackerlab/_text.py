@@ -22,6 +22,11 @@ def _is_numpy(d) -> bool:
     return isinstance(d, np.ndarray | np.generic | bool | int | float | complex)
 
 
+def _lazy(d) -> bool:
+    """A dask array (by its type's module, dask is not imported): printed by its repr and shape, never computed."""
+    return type(d).__module__.startswith("dask")
+
+
 def _host(d):
     """``d`` as NumPy prints it: NumPy values as they are, other libraries' arrays copied to the host."""
     if _is_numpy(d):
@@ -33,6 +38,8 @@ def _host(d):
 
 def _plain(value) -> str:
     """A scalar as Python prints it (``6.0``, not ``np.float64(6.0)``), an array as NumPy prints it."""
+    if _lazy(value):
+        return repr(value)
     value = _host(value)
     if getattr(value, "ndim", 0) == 0 and hasattr(value, "item") and not isinstance(value, np.generic):
         value = value.item()  # a 0-d array of any backend
@@ -62,8 +69,8 @@ def _inline(d) -> str:
     if d is None:
         return "None"
     if getattr(d, "ndim", 0):
-        if d.size > INLINE:
-            return f"<{'×'.join(map(str, d.shape))} {_dtype(d)}>"
+        if d.size > INLINE or _lazy(d):
+            return f"<{'×'.join(map(str, d.shape))} {_dtype(d)}{' lazy' if _lazy(d) else ''}>"
         return repr(_host(d).tolist())
     if hasattr(d, "shape") or isinstance(d, np.generic | bool | int | float | complex):
         return _plain(d)

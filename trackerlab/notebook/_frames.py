@@ -14,6 +14,7 @@ from .._order import numbering
 from ..tracked import Tracked
 from ._chain import chain
 from ._i18n import _
+from ._lazy import is_lazy
 from ._stepvalues import constant, plain, text
 from ._tape import names as forward_names
 
@@ -45,6 +46,7 @@ class Frames:
         arrived: dict[Tracked, list] = {}  # node → [(who sent it, value), ...] not yet processed
         grads: dict[Tracked, object] = {}
         self.done: list[str] = []
+        self.lazy = False  # whether the walk's values are lazy (dask): frames describe them, compute nothing
         for step in walk:
             if len(self.walk) == max_steps:
                 self.truncated = True
@@ -68,6 +70,8 @@ class Frames:
                         entry["holds"] = [v for who, v in arrived[arg]]
             if node.isleaf:
                 grads[node] = step.delta if node not in grads else grads[node] + step.delta
+            if is_lazy(step.delta):
+                self.lazy = True
             self.done.append(label)
             self.frames.append(
                 {
@@ -206,6 +210,13 @@ class Frames:
         lines.append(_("pending: {values}").format(values=pending or _("none")))
         grads = ", ".join(f"{self.name(leaf)} = {text(v)}" for leaf, v in s["grads"].items())
         lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
+        if is_lazy(s["delta"]):
+            lines.append(
+                _(
+                    "lazy (dask): shapes and chunks only, nothing computed here; "
+                    "back_ computes the grads in one dask.compute"
+                )
+            )
         return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from .._backend import to_host
 from .._order import numbering
 from ..ops import Op
 from ..tracked import Tracked, _TrackedValue
+from ._lazy import is_lazy, lazy_text
 
 __all__ = ["Entry", "as_node", "label_map", "names", "operands", "short", "tape"]
 
@@ -161,6 +162,8 @@ def short(x, limit: int = 6) -> str:
         return getattr(x, "__name__", type(x).__name__)
     if isinstance(x, str | slice | tuple | list | type(Ellipsis)) and not _numeric_list(x):
         return repr(x)
+    if is_lazy(x):  # a dask array: what is known without computing it
+        return lazy_text(x)
     try:
         a = to_host(x)  # a NumPy copy of any backend's array, for display only
     except (TypeError, ValueError, RuntimeError):

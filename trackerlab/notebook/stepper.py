@@ -137,6 +137,15 @@ class BackpropStepper(widgets.VBox):
                     "(pass max_steps= to show more; thousands of frames slow the browser down)."
                 ).format(count=max_steps)
             )
+        if self._frames.lazy:
+            notes.append(
+                _(
+                    "The tape holds lazy dask arrays: each frame shows what the walk would compute (shapes, "
+                    "dtypes and chunks), and nothing is computed here. tl.back_(y) computes the gradients of "
+                    "in-memory parameters in one dask.compute; a dask parameter's gradient stays lazy until you "
+                    "compute it."
+                )
+            )
         if count > static_frames:
             notes.append(
                 _(

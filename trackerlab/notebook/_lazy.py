@@ -1,0 +1,55 @@
+"""Lazy values (dask arrays) as every display describes them: recognised by their type's module without
+importing dask, summarised by what is known without computing (shape, dtype, chunks, size),
+never computed. Their values appear once the user has computed them (a NumPy array is shown as usual)."""
+
+from __future__ import annotations
+
+from ._i18n import _, ngettext
+
+__all__ = ["chunks_text", "is_lazy", "lazy_text", "size_text"]
+
+
+def is_lazy(x) -> bool:
+    """Whether ``x`` is a lazy collection (a dask array): its values exist only once it is computed.
+
+    >>> import numpy as np
+    >>> is_lazy(np.ones(3))
+    False
+    """
+    return type(x).__module__.startswith("dask")
+
+
+def chunks_text(x) -> str:
+    """The largest chunk and the number of blocks: ``250000×8 · 8 blocks`` (``""`` for a 0-d value)."""
+    chunksize = tuple(getattr(x, "chunksize", ()))
+    if not chunksize:
+        return ""
+    blocks = getattr(x, "npartitions", None)
+    text = "×".join(str(n) for n in chunksize)
+    if blocks is not None:
+        text += " · " + ngettext("{count} block", "{count} blocks", blocks).format(count=f"{blocks:,}")
+    return text
+
+
+def size_text(x) -> str:
+    """The size the values will take once computed, from the shape and dtype: ``16 MB``."""
+    size = getattr(x, "nbytes", None)
+    if size is None or size != size:  # unknown: a dimension of unknown length (nan)
+        return "?"
+    size = float(size)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.3g} {unit}"
+        size /= 1000
+    return f"{size:.3g} TB"
+
+
+def lazy_text(x) -> str:
+    """A lazy value in one line: ``lazy 8×5 float64, chunks 4×5 · 2 blocks``; its values are not read."""
+    from ._tape import dtype_text, shape_text
+
+    shape = shape_text(tuple(x.shape))
+    chunks = chunks_text(x)
+    if not chunks:
+        return _("lazy {shape} {dtype}").format(shape=shape, dtype=dtype_text(x))
+    return _("lazy {shape} {dtype}, chunks {chunks}").format(shape=shape, dtype=dtype_text(x), chunks=chunks)
