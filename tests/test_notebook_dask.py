@@ -63,7 +63,7 @@ def test_repr_html_shows_shape_dtype_chunks_and_lazy_and_computes_nothing(counte
         assert value not in html
     whole = y._repr_html_()  # the tape tree's lines describe every node
     assert whole.count("lazy 8×5 float64, chunks 4×5 · 2 blocks") >= 3  # p, sin, multiply
-    assert "lazy scalar float64" in whole
+    assert "lazy float64 scalar" in whole
     assert counted.computes == 0
 
 
@@ -103,9 +103,12 @@ def test_stepper_on_a_lazy_graph_says_what_it_would_compute_and_computes_nothing
         stepper.index = i
         texts.append(stepper.text)
         assert stepper.text.endswith("back_ computes the grads in one dask.compute")
-    assert texts[0].splitlines()[1] == "Δ arrived: lazy scalar float64  (the seed)"
+    assert texts[0].splitlines()[1] == "Δ arrived: lazy float64 scalar  (the seed)"
     leaf = texts[-1].splitlines()
     assert leaf[0].endswith("p (a leaf)")
+    # p is used twice (sin(p) * p): its Δ is the lazy sum of both parts, described once, not computed
+    assert re.fullmatch(r"Δ arrived: lazy 8×5 float64, chunks \d+×5 · \d+ blocks?  \(used 2 times: from .+, .+\)", leaf[1])
+    assert any(re.search(r"→ p: .*\(p now holds the sum of 2: lazy 8×5 float64", t) for t in texts)
     assert re.fullmatch(r"p\.grad \+= lazy 8×5 float64, chunks \d+×5 · \d+ blocks?", leaf[2])
     steps = stepper.steps[:]
     assert all(s["delta"].startswith("lazy ") for s in steps)
@@ -124,7 +127,7 @@ def test_numpy_parameters_with_lazy_data_display_lazily_until_back(counted):
     w = tl.param(np.array([1.0, -1.0, 0.5, 0.0, 2.0]))
     loss = tl.mean(tl.softplus(X @ w))
     html = loss._repr_html_()
-    assert "lazy scalar float64" in html and ">lazy<" in html
+    assert "lazy float64 scalar" in html and ">lazy<" in html
     stepper = BackpropStepper(loss, labels={w: "w"})
     assert stepper.steps[-1]["node"] == "w"
     assert stepper.steps[-1]["grads"]["w"].startswith("lazy 5 float64")
@@ -175,7 +178,7 @@ def test_track_magic_on_a_lazy_parameter_computes_nothing(counted):
             result = shell.run_cell("%%track -p x --back y --step\ny = tl.sum(tl.sin(x) * x)\ny")
         assert result.success, result.error_in_exec
         shown = "\n".join(str(out.data.get("text/html", "")) for out in captured.outputs)
-        assert "lazy scalar float64" in shown and "back_ computes the grads in one dask.compute" in shown
+        assert "lazy float64 scalar" in shown and "back_ computes the grads in one dask.compute" in shown
         assert counted.computes == 0  # a dask parameter's gradient stays lazy after back_
     finally:
         for name in ("x", "y", "tl"):

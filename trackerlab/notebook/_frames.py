@@ -174,7 +174,14 @@ class Frames:
             )
         lines = [head]
         parts = s["contributions"]
-        if len(parts) > 1:
+        if len(parts) > 1 and is_lazy(s["delta"]):  # lazy parts: their descriptions added up say nothing more
+            sources = ", ".join(who for who, v in parts)
+            lines.append(
+                _("Δ arrived: {delta}  (used {count} times: from {sources})").format(
+                    delta=text(s["delta"]), count=len(parts), sources=sources
+                )
+            )
+        elif len(parts) > 1:
             summed = " + ".join(text(v) for who, v in parts)
             sources = ", ".join(who for who, v in parts)
             lines.append(
@@ -201,7 +208,11 @@ class Frames:
                 else:
                     what = f"{e['formula']} = {e['product']} = {text(e['value'])}"
                 holds = e.get("holds", [])
-                if len(holds) > 1:
+                if len(holds) > 1 and is_lazy(e["value"]):
+                    what += _("  ({node} now holds the sum of {count}: {total})").format(
+                        node=e["to"], count=len(holds), total=text(_sum(holds))
+                    )
+                elif len(holds) > 1:
                     what += _("  ({node} now holds {sum} = {total})").format(
                         node=e["to"], sum=" + ".join(text(h) for h in holds), total=text(_sum(holds))
                     )

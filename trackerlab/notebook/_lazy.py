@@ -48,8 +48,9 @@ def lazy_text(x) -> str:
     """A lazy value in one line: ``lazy 8×5 float64, chunks 4×5 · 2 blocks``; its values are not read."""
     from ._tape import dtype_text, shape_text
 
-    shape = shape_text(tuple(x.shape))
-    chunks = chunks_text(x)
+    shape, dtype, chunks = tuple(getattr(x, "shape", ())), dtype_text(x), chunks_text(x)
+    if not shape:
+        return _("lazy {dtype} scalar").format(dtype=dtype)
     if not chunks:
-        return _("lazy {shape} {dtype}").format(shape=shape, dtype=dtype_text(x))
-    return _("lazy {shape} {dtype}, chunks {chunks}").format(shape=shape, dtype=dtype_text(x), chunks=chunks)
+        return _("lazy {shape} {dtype}").format(shape=shape_text(shape), dtype=dtype)
+    return _("lazy {shape} {dtype}, chunks {chunks}").format(shape=shape_text(shape), dtype=dtype, chunks=chunks)
