@@ -62,7 +62,8 @@ def test_repr_html_shows_shape_dtype_chunks_and_lazy_and_computes_nothing(counte
     for value in SHOWN:
         assert value not in html
     whole = y._repr_html_()  # the tape tree's lines describe every node
-    assert whole.count("lazy 8×5 float64, chunks 4×5 · 2 blocks") >= 3  # p, sin, multiply
+    tree = whole.split('class="tl-tree"', 1)[1]
+    assert tree.count("8×5</span> lazy · chunks 4×5 · 2 blocks") == 3  # p, sin, multiply: shape, then chunks
     assert "lazy float64 scalar" in whole
     assert counted.computes == 0
 
@@ -82,7 +83,7 @@ def test_text_reprs_of_lazy_values_compute_nothing(counted):
 def test_tape_drawings_and_networkx_compute_nothing(counted):
     p, y = lazy_tape(counted)
     svg = tape_svg(y, labels={p: "p"})
-    assert "lazy 8×5 float64" in svg and "chunks 4×5" in svg
+    assert svg.count("data lazy · chunks 4×5 · 2 blocks") == 3 and "8×5 float64" in svg
     for value in SHOWN:
         assert value not in svg
     plot_tape(y).clf()
@@ -128,6 +129,7 @@ def test_numpy_parameters_with_lazy_data_display_lazily_until_back(counted):
     loss = tl.mean(tl.softplus(X @ w))
     html = loss._repr_html_()
     assert "lazy float64 scalar" in html and ">lazy<" in html
+    assert "const 1 = lazy 8×5 float64<" in tape_svg(loss)  # the data, written into matmul's box
     stepper = BackpropStepper(loss, labels={w: "w"})
     assert stepper.steps[-1]["node"] == "w"
     assert stepper.steps[-1]["grads"]["w"].startswith("lazy 5 float64")

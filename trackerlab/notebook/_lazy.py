@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ._i18n import _, ngettext
 
-__all__ = ["chunks_text", "is_lazy", "lazy_text", "size_text"]
+__all__ = ["chunks_text", "is_lazy", "lazy_brief", "lazy_text", "size_text"]
 
 
 def is_lazy(x) -> bool:
@@ -44,13 +44,20 @@ def size_text(x) -> str:
     return f"{size:.3g} TB"
 
 
-def lazy_text(x) -> str:
-    """A lazy value in one line: ``lazy 8×5 float64, chunks 4×5 · 2 blocks``; its values are not read."""
+def lazy_text(x, chunks: bool = True) -> str:
+    """A lazy value in one line: ``lazy 8×5 float64, chunks 4×5 · 2 blocks`` (without the chunks when
+    ``chunks`` is false); its values are not read."""
     from ._tape import dtype_text, shape_text
 
-    shape, dtype, chunks = tuple(getattr(x, "shape", ())), dtype_text(x), chunks_text(x)
+    shape, dtype, blocks = tuple(getattr(x, "shape", ())), dtype_text(x), chunks_text(x) if chunks else ""
     if not shape:
         return _("lazy {dtype} scalar").format(dtype=dtype)
-    if not chunks:
+    if not blocks:
         return _("lazy {shape} {dtype}").format(shape=shape_text(shape), dtype=dtype)
-    return _("lazy {shape} {dtype}, chunks {chunks}").format(shape=shape_text(shape), dtype=dtype, chunks=chunks)
+    return _("lazy {shape} {dtype}, chunks {chunks}").format(shape=shape_text(shape), dtype=dtype, chunks=blocks)
+
+
+def lazy_brief(x) -> str:
+    """A lazy value beside its shape and dtype (a tape line, a box): ``lazy · chunks 4×5 · 2 blocks``."""
+    blocks = chunks_text(x)
+    return _("lazy") + (" · " + _("chunks {chunks}").format(chunks=blocks) if blocks else "")

@@ -11,7 +11,7 @@ from .._backend import device_of
 from .._order import numbering
 from ..tracked import Tracked, _TrackedValue
 from ._i18n import _, ngettext
-from ._lazy import chunks_text, is_lazy, size_text
+from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
 from ._tape import as_node, dtype_text, label_map, operands, shape_text, short
 from ._values import array_html
 
@@ -287,7 +287,12 @@ class _Tree:
             parts.append(f'<a class="tl-dim" href="#tl-@{key}">{escape(_("↺ shown above"))}</a>')
             return " ".join(parts)
         parts.append(f'<span class="tl-dim">{escape(shape_text(tuple(getattr(node.data, "shape", ()))))}</span>')
-        parts.append(escape(short(node.data)))
+        parts.append(escape(_brief(node.data)))
         if node.grad is not None:
-            parts.append(f'<span class="tl-grad">∇ {escape(short(node.grad))}</span>')
+            parts.append(f'<span class="tl-grad">∇ {escape(_brief(node.grad))}</span>')
         return f'<span id="tl-@{key}">{" ".join(parts)}</span>'
+
+
+def _brief(x) -> str:
+    """A node's value on its tape line, beside its shape: a few numbers, or for a lazy (dask) value its chunks."""
+    return lazy_brief(x) if is_lazy(x) else short(x)
