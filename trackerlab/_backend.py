@@ -78,6 +78,10 @@ def _mixed(values):
     kinds.discard("builtins")
     if len(kinds) <= 1:
         return _lookup(type(_first_array(arrays)), arrays)
+    if kinds == {"dask", "numpy"}:  # in-memory parameters with lazy data: dask's namespace, lifting NumPy operands
+        from .lazy import lifting
+
+        return lifting(_lookup(type(next(v for v in arrays if _library(v) == "dask")), arrays))
     names = " and ".join(sorted(kinds))
     raise TypeError(f"cannot mix arrays of {names} in one operation; move them to one backend first")
 

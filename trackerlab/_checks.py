@@ -9,6 +9,7 @@ import math
 
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._plain import _copy_plain
+from .lazy import involved, refusal
 from .tracked import Tracked, _TrackedValue, data
 
 # ----------------------------------------------------------------------------------------------------
@@ -157,6 +158,8 @@ def reworded(node: Tracked, g, error: Exception):
     comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
     name = node.f.name
     message = str(error)
+    if involved((g, *node.f.args)) and "needs concrete values" not in message:
+        return refusal(name, error, "the backward pass ")
     if (
         getattr(error, "_trackerlab_op", None) is not None
         or message.startswith(f"{name}:")

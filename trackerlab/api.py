@@ -11,6 +11,7 @@ from ._backend import isfinite_scalar, library_name, namespace, shape_of
 from ._checks import dtype_kind
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
+from .lazy import is_lazy, land, lazy_in
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .walk import _walk
@@ -45,6 +46,8 @@ def back_(y, Δ=None) -> None:
                 f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
                 f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
             )
+    if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
+        found = land(found)
     for node, delta in found:
         node.grad = _accumulate(node.grad, delta)
 
@@ -138,6 +141,8 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
                 found[step.node] = step.delta
     finally:
         RECORDING.on = before
+    if found and lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
+        found = dict(land(list(found.items())))
     return found
 
 
@@ -210,6 +215,8 @@ def _check_loss(y, who: str) -> None:
             f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
             "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
         )
+    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
+        return
     try:
         finite = isfinite_scalar(value if not shape else value.reshape(()))
     except TypeError:

@@ -9,12 +9,16 @@ from types import MappingProxyType
 
 from ._backend import namespace
 from ._recording import EVERY_THREAD, RECORDING
+from .lazy import involved, refusal
 from .numpy_protocol import plain
 from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "register_rules", "supported_operations"]
 
 _OPS: dict[str, Op] = {}
+# What a forward that fails on its operands raises; NotImplementedError and AttributeError are how dask
+# (and other array-API libraries) say that they lack an operation or a case of one (dask's indexing asserts).
+_FAILURES = (ValueError, TypeError, IndexError, NotImplementedError, AttributeError, AssertionError)
 _ARGUMENT_KINDS = (_TrackedValue, list, tuple)
 _SEQUENCES = (list, tuple)
 _OPERATIONS = MappingProxyType(_OPS)
@@ -55,13 +59,13 @@ class Op:
                     node = x.tracker
                     try:
                         out = self.impl(node.data, **kwargs) if kwargs else self.impl(node.data)
-                    except (ValueError, TypeError, IndexError) as error:
+                    except _FAILURES as error:
                         raise _explain(self, (node.data,), error) from None
                     return _new(self, (node,), kwargs, out)
             elif not isinstance(x, _SEQUENCES):
                 try:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
-                except (ValueError, TypeError, IndexError) as error:
+                except _FAILURES as error:
                     raise _explain(self, args, error) from None
         elif n == 2 and self.arity is None and not kwargs:
             x, y = args
@@ -79,7 +83,7 @@ class Op:
             elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
                 try:
                     return self.impl(x, y)
-                except (ValueError, TypeError, IndexError) as error:
+                except _FAILURES as error:
                     raise _explain(self, args, error) from None
         arity = self.arity
         for a in args if arity is None else args[:arity]:
@@ -92,7 +96,7 @@ class Op:
                         return _run(self, _plain(self, args), kwargs)
             try:  # the common plain case: nothing to convert, nothing to record
                 return self.impl(*args, **kwargs)
-            except (ValueError, TypeError, IndexError) as error:
+            except _FAILURES as error:
                 raise _explain(self, args, error) from None
         if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
             for a in args[: self.arity]:
@@ -188,7 +192,7 @@ def _flatten(sequence, lengths: list, depth: int, elements: list) -> bool:
 def _run(op: Op, args, kwargs):
     try:
         return op.impl(*args, **kwargs)
-    except (ValueError, TypeError, IndexError) as error:
+    except _FAILURES as error:
         raise _explain(op, args, error) from None
 
 
@@ -202,6 +206,10 @@ def _explain(op: Op, args, error: Exception) -> Exception:
     n = len(args) if op.arity is None else op.arity
     operands = [a for a in args[:n]]
     shapes = ", ".join(str(tuple(getattr(a, "shape", ()))) for a in operands)
+    if involved(args):  # dask lacks this operation, or this case of it
+        return refusal(op.name, error, f"on operands of shapes {shapes} ")
+    if isinstance(error, AssertionError):  # a library's own assertion: not ours to reword
+        return error
     if len(operands) > 1 and _is_mixed(operands):
         kinds = " and ".join(sorted({type(a).__module__.split(".")[0] for a in operands if hasattr(a, "shape")}))
         return TypeError(f"{op.name}: cannot mix arrays of {kinds} in one operation; move them to one backend first")
@@ -219,7 +227,7 @@ def _record2(op: Op, x, y):
     b = y.data if type(y) is Tracked else y
     try:
         out = op.impl(a, b)
-    except (ValueError, TypeError, IndexError) as error:
+    except _FAILURES as error:
         raise _explain(op, (a, b), error) from None
     return _new(op, (x, y), _NO_KWARGS, out)
 
@@ -254,7 +262,7 @@ def _record(op: Op, args, kwargs):
                     raw[i] = stored[i] = _as_array(op, raw[i], raw)
     try:
         out = op.impl(*raw, **kwargs)
-    except (ValueError, TypeError, IndexError) as error:
+    except _FAILURES as error:
         raise _explain(op, raw, error) from None
     return _new(op, tuple(stored), kwargs, out)
 

@@ -9,6 +9,7 @@ scatter back the same way; ``sort`` and ``partition`` send each sensitivity to t
 
 from __future__ import annotations
 
+from ..lazy import is_lazy, scatter_add
 from ..ops import defop, register_rules
 from ._util import real_only
 
@@ -32,6 +33,8 @@ def _repeats_possible(index) -> bool:
 
 def _untake(g, index, shape):
     """Zeros of ``shape`` with ``g`` added at ``index`` (a repeated index receives every contribution)."""
+    if is_lazy(g):  # dask: no in-place scatter-add, but a lazy one
+        return scatter_add(g, index, tuple(shape))
     xp = ns(g)
     g = array(g)
     mask = _single_mask(index)

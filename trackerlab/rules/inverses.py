@@ -53,7 +53,8 @@ def slogdet(x):
     (-1.0, 1.791759)
     """
     plain = data(x)
-    return ns(plain).linalg.slogdet(array(plain))[0], _slogdet_op(x)
+    logabsdet = _slogdet_op(x)  # first: the recorded operation explains a failure (a library without slogdet)
+    return ns(plain).linalg.slogdet(array(plain))[0], logabsdet
 
 
 

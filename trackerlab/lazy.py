@@ -1,0 +1,232 @@
+"""Lazy arrays (dask): how the API lands the gradients of in-memory parameters after a walk over lazy
+values, in one compute, and the ``progress`` bar of that compute. The walk itself needs nothing of
+this: the rules build one lazy graph through the array API as they would compute NumPy arrays.
+
+dask is never imported by ``import trackerlab``: a lazy value is recognised by its type's module, and dask
+is imported only once one has been seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from ._backend import NDARRAY, REAL_SCALARS, namespace
+
+__all__ = ["compute", "is_lazy", "progress"]
+
+
+def is_lazy(value) -> bool:
+    """Whether ``value`` is a lazy (dask) array or scalar, whose numbers exist only once computed.
+
+    >>> is_lazy(1.0)
+    False
+    """
+    return type(value).__module__.startswith("dask")
+
+
+def lazy_in(values) -> bool:
+    """Whether any of ``values`` (plain values, not tracked ones) is lazy; NumPy arrays and floats, the
+    common case, are passed over without a look at their module."""
+    for value in values:
+        kind = type(value)
+        if kind is not NDARRAY and kind not in REAL_SCALARS and kind.__module__.startswith("dask"):
+            return True
+    return False
+
+
+class _Progress(threading.local):
+    minimum = None  # seconds a compute must run before its bar appears; None: no bar
+
+
+_PROGRESS = _Progress()
+
+
+@contextlib.contextmanager
+def progress(minimum: float = 1.0):
+    """Show a progress bar on each compute that ``back_``, ``gradient`` and ``forward``'s ``back`` run
+    over lazy (dask) values in this block, once it has run ``minimum`` seconds (dask's ``ProgressBar`` on
+    the local schedulers, ``distributed.progress`` on a cluster's client).
+
+    >>> import trackerlab as tl
+    >>> with tl.progress():
+    ...     tl.back_(tl.param(2.0) ** 2)   # nothing lazy: nothing to compute, no bar
+    """
+    before = _PROGRESS.minimum
+    _PROGRESS.minimum = float(minimum)
+    try:
+        yield
+    finally:
+        _PROGRESS.minimum = before
+
+
+def compute(values: list) -> list:
+    """The numbers of the lazy ``values``, all computed together in one ``dask.compute`` (shared parts of
+    their graphs run once), on the scheduler dask's configuration chooses: the local threaded one by
+    default, a ``dask.distributed`` client when one is active. In-memory results come back as NumPy values."""
+    import dask
+
+    minimum = _PROGRESS.minimum
+    if minimum is None:
+        return list(dask.compute(*values))
+    client = _client()
+    if client is not None:
+        from distributed import progress as distributed_progress
+
+        futures = client.compute(list(values))
+        distributed_progress(futures, notebook=False)
+        return client.gather(futures)
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar(minimum=minimum):
+        return list(dask.compute(*values))
+
+
+def _client():
+    """The active ``dask.distributed`` client if dask's configuration schedules on one, else ``None``."""
+    import sys
+
+    if "distributed" not in sys.modules:  # no cluster has been started in this process
+        return None
+    from distributed import default_client
+
+    try:
+        client = default_client()
+    except ValueError:
+        return None
+    import dask.base
+
+    return client if dask.base.get_scheduler() == client.get else None
+
+
+def land(pairs: list) -> list:
+    """``(node, sensitivity)`` pairs with the lazy sensitivities of in-memory parameters computed, all in
+    one compute; a lazy parameter keeps its lazy sensitivity. A tracked sensitivity (a nested walk's) keeps
+    its node, which then holds the computed value. A failure leaves nothing changed."""
+    from .tracked import _TrackedValue
+
+    wanted = []
+    for i, (node, s) in enumerate(pairs):
+        value = s.tracker.data if isinstance(s, _TrackedValue) else s
+        if value is not None and is_lazy(value) and not is_lazy(node.data):
+            wanted.append((i, value))
+    if not wanted:
+        return pairs
+    values = compute([value for _, value in wanted])
+    out = list(pairs)
+    for (i, _), value in zip(wanted, values):
+        node, s = out[i]
+        if isinstance(s, _TrackedValue):
+            s.tracker.data = value
+        else:
+            out[i] = (node, value)
+    return out
+
+
+def involved(values) -> bool:
+    """Whether a failed operation had lazy values among ``values`` (plain or tracked, in lists too): its
+    error is then explained as a refusal (``refusal``). Only error paths call this."""
+    from .tracked import Tracked, _TrackedValue
+
+    for value in values:
+        if isinstance(value, list | tuple):
+            if involved(value):
+                return True
+            continue
+        if isinstance(value, _TrackedValue):
+            value = value.tracker.data
+        elif type(value) is Tracked:
+            value = value.data
+        if is_lazy(value):
+            return True
+    return False
+
+
+def refusal(name: str, error: Exception, where: str = "") -> Exception:
+    """The error of operation ``name`` that failed on lazy values, saying so: the operation needs numbers
+    that a lazy array does not have yet (a data-dependent shape, a factorisation dask lacks, an assignment
+    dask cannot make lazily), and what to do. The original error is kept in the message and as the cause."""
+    text = str(error).strip() or "dask does not support this case of it"
+    if "needs concrete values" in text:  # an inner operation said so already
+        return error
+    wrapped = TypeError(
+        f"{name}: {where}needs concrete values, which lazy (dask) arrays do not have: dask cannot run it "
+        f"lazily on these arrays ({type(error).__name__}: {text}). Compute the values first "
+        "(x.compute() or dask.compute), or keep this step on NumPy arrays"
+    )
+    wrapped._trackerlab_op = name
+    return wrapped
+
+
+def scatter_add(g, index, shape: tuple):
+    """Zeros of ``shape`` with the lazy ``g`` added at ``index`` (``getitem``'s pullback), lazily: each element
+    of ``g`` goes to the flat position that ``index`` took it from, and ``bincount`` with ``g`` as weights sums
+    those landing on the same position (a repeated index receives every contribution)."""
+    import math
+
+    import dask.array as da
+
+    size = math.prod(shape)
+    if involved(index if isinstance(index, tuple) else (index,)):  # a lazy mask or index: lazy positions
+        positions = da.arange(size, chunks=max(1, size)).reshape(shape)[index]
+    else:  # a concrete index: the positions it takes, computed here as indexing computes them
+        positions = namespace().reshape(namespace().arange(size), shape)[index]
+        positions = da.from_array(positions, chunks=g.chunks if positions.shape == g.shape else "auto")
+    positions = da.broadcast_to(positions, g.shape).reshape(-1)
+    weights = g.reshape(-1).rechunk(positions.chunks)
+    if g.dtype.kind == "c":  # bincount weighs by real numbers: the two parts one at a time
+        out = da.bincount(positions, weights=weights.real, minlength=size) + 1j * da.bincount(
+            positions, weights=weights.imag, minlength=size
+        )
+    else:
+        out = da.bincount(positions, weights=weights, minlength=size)
+    return out.astype(g.dtype, copy=False).reshape(shape)
+
+
+class _Lifting:
+    """The dask namespace for operands of dask and NumPy together, handing the NumPy arrays to dask's
+    functions as dask arrays of one chunk (``da.outer``, ``da.linalg.solve`` and others take only dask
+    arrays); its submodules (``linalg``) do the same."""
+
+    def __init__(self, xp):
+        self._xp = xp
+
+    def __getattr__(self, name: str):
+        value = getattr(self._xp, name)
+        if isinstance(value, type(contextlib)):  # a submodule: linalg, fft
+            value = _Lifting(value)
+        elif callable(value) and not isinstance(value, type):
+            value = _lifted(value)
+        setattr(self, name, value)  # found once
+        return value
+
+    def __repr__(self) -> str:
+        return f"<{self._xp.__name__}, taking NumPy operands>"
+
+
+def _lifted(function):
+    import dask.array as da
+
+    def lift(value):
+        if type(value) is NDARRAY:
+            return da.from_array(value, chunks=-1)
+        if isinstance(value, list | tuple) and any(type(v) is NDARRAY for v in value):
+            return type(value)(lift(v) for v in value)
+        return value
+
+    def call(*args, **kwargs):
+        return function(*(lift(a) for a in args), **kwargs)
+
+    call.__name__ = getattr(function, "__name__", "function")
+    return call
+
+
+_LIFTING: dict = {}
+
+
+def lifting(xp):
+    """``xp`` (dask's array-API namespace) taking NumPy operands too, made once."""
+    out = _LIFTING.get(xp.__name__)
+    if out is None:
+        out = _LIFTING[xp.__name__] = _Lifting(xp)
+    return out
