@@ -136,6 +136,12 @@ def test_numpy_parameters_with_lazy_data_display_lazily_until_back(counted):
     assert "w = lazy 5 float64" in stepper._frames.text(len(stepper) - 1)
     stepper.close()
     assert counted.computes == 0
+    tl.back_(loss)  # one dask.compute: each of X's two blocks is made once, and w.grad is NumPy
+    assert counted.computes == 2
+    grad_panel = w._repr_html_().split(">grad<", 1)[1]
+    expected = VALUES.T @ (1 / (1 + np.exp(-(VALUES @ tl.data(w))))) / 8
+    assert "lazy" not in grad_panel and f">{expected[0]:.6g}<" in grad_panel
+    assert counted.computes == 2
 
 
 def test_numbers_appear_once_computed(counted):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lazy import is_lazy as _lazy  # a dask array is printed by its repr and shape, never computed here
+
 INLINE = 16  # arrays with at most this many elements are written out in full inside other reprs
 
 
@@ -20,11 +22,6 @@ def _data(x):
 
 def _is_numpy(d) -> bool:
     return isinstance(d, np.ndarray | np.generic | bool | int | float | complex)
-
-
-def _lazy(d) -> bool:
-    """A dask array (by its type's module, dask is not imported): printed by its repr and shape, never computed."""
-    return type(d).__module__.startswith("dask")
 
 
 def _host(d):

@@ -1,22 +1,13 @@
-"""Lazy values (dask arrays) as every display describes them: recognised by their type's module without
-importing dask, summarised by what is known without computing (shape, dtype, chunks, size),
-never computed. Their values appear once the user has computed them (a NumPy array is shown as usual)."""
+"""Lazy values (dask arrays) as every display describes them: recognised as the engine recognises them
+(``lazy.is_lazy``, without importing dask), summarised by what is known without computing (shape, dtype,
+chunks, size), never computed. Their values appear once computed (a NumPy array is shown as usual)."""
 
 from __future__ import annotations
 
+from ..lazy import is_lazy
 from ._i18n import _, ngettext
 
 __all__ = ["chunks_text", "is_lazy", "lazy_brief", "lazy_text", "size_text"]
-
-
-def is_lazy(x) -> bool:
-    """Whether ``x`` is a lazy collection (a dask array): its values exist only once it is computed.
-
-    >>> import numpy as np
-    >>> is_lazy(np.ones(3))
-    False
-    """
-    return type(x).__module__.startswith("dask")
 
 
 def chunks_text(x) -> str:
