@@ -168,7 +168,8 @@ class BackpropStepper(widgets.VBox):
     def steps(self) -> list[dict]:
         """The frames as plain data, one dict per step: ``index``, ``node`` (its name), ``op``,
         ``isleaf``, ``args``, ``delta``, ``contributions`` (what arrived, from whom), ``sent`` (per
-        argument: ``to``, ``value``, ``formula``, ``product``), ``pending``, ``grads`` and ``done``."""
+        argument: ``to``, ``value``, ``formula``, ``product``), ``pending``, ``grads`` and ``done``. A lazy
+        (dask) value is given by its description (``"lazy 8×5 float64, chunks 4×5 · 2 blocks"``), not computed."""
         self._closed_check("steps")
         return self._frames.steps
 
