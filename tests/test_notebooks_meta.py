@@ -229,12 +229,12 @@ def _imported(source: str) -> set[str]:
 @pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
 def test_a_tutorial_needs_nothing_that_installing_trackerlab_does_not_install(path):
     # `pip install trackerlab-ad`, then open any tutorial: no "No module named ..." in any cell; a tutorial
-    # that needs an extra names it in its first cell, as `pip install "trackerlab[extra]"`
+    # that needs an extra says so in its first cell, as `pip install "trackerlab-ad[extra] @ ..."`
     extras = EXTRAS.get(path.name[:2], ())
     allowed = _installed_with_the_package(extras)
     nb = _read(path)
     for extra in extras:
-        assert f'pip install "trackerlab[{extra}]"' in nb.cells[0].source, f"{path.name}: say that it needs [{extra}]"
+        assert f'pip install "trackerlab-ad[{extra}] @ ' in nb.cells[0].source, f"{path.name}: say it needs [{extra}]"
     for i, cell in enumerate(_code_cells(nb), start=1):
         missing = _imported(cell.source) - allowed
         assert not missing, f"{path.name}: code cell {i} imports {sorted(missing)}, which trackerlab does not install"
