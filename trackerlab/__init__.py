@@ -19,6 +19,7 @@ from ._recording import no_grad
 from .anomaly import detect_anomaly
 from .api import back_, forward, gradient, hessian, jacobian
 from .custom_rules import grad_rule, primitive, track
+from .lazy import progress
 from .ops import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
 from .rules.complex_parts import (
@@ -317,6 +318,7 @@ __all__ = [
     "power",
     "primitive",
     "prod",
+    "progress",
     "rad2deg",
     "ravel",
     "real",

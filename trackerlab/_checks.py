@@ -158,7 +158,7 @@ def reworded(node: Tracked, g, error: Exception):
     comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
     name = node.f.name
     message = str(error)
-    if involved((g, *node.f.args)) and "needs concrete values" not in message:
+    if involved((g, *node.f.args)):
         return refusal(name, error, "the backward pass ")
     if (
         getattr(error, "_trackerlab_op", None) is not None

@@ -47,7 +47,7 @@ def back_(y, Δ=None) -> None:
                 f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
             )
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
-        found = land(found)
+        found = land(found, "back_")
     for node, delta in found:
         node.grad = _accumulate(node.grad, delta)
 
@@ -142,7 +142,7 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
     finally:
         RECORDING.on = before
     if found and lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
-        found = dict(land(list(found.items())))
+        found = dict(land(list(found.items()), who))
     return found
 
 

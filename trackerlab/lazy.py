@@ -71,10 +71,15 @@ def compute(values: list) -> list:
         return list(dask.compute(*values))
     client = _client()
     if client is not None:
-        from distributed import progress as distributed_progress
+        import distributed
 
         futures = client.compute(list(values))
-        distributed_progress(futures, notebook=False)
+        try:  # a bar only for a compute still running after `minimum` seconds
+            if minimum <= 0:
+                raise TimeoutError
+            distributed.wait(futures, timeout=minimum)
+        except TimeoutError:
+            distributed.progress(futures, notebook=False)
         return client.gather(futures)
     from dask.diagnostics import ProgressBar
 
@@ -99,7 +104,7 @@ def _client():
     return client if dask.base.get_scheduler() == client.get else None
 
 
-def land(pairs: list) -> list:
+def land(pairs: list, who: str) -> list:
     """``(node, sensitivity)`` pairs with the lazy sensitivities of in-memory parameters computed, all in
     one compute; a lazy parameter keeps its lazy sensitivity. A tracked sensitivity (a nested walk's) keeps
     its node, which then holds the computed value. A failure leaves nothing changed."""
@@ -112,7 +117,14 @@ def land(pairs: list) -> list:
             wanted.append((i, value))
     if not wanted:
         return pairs
-    values = compute([value for _, value in wanted])
+    try:
+        values = compute([value for _, value in wanted])
+    except Exception as error:  # a chunk failed: say where it happened (a KeyboardInterrupt passes as it is)
+        if not _rewordable(error):
+            raise
+        raise type(error)(
+            f"{who}: computing the gradients over lazy (dask) values failed: {type(error).__name__}: {error}"
+        ) from error
     out = list(pairs)
     for (i, _), value in zip(wanted, values):
         node, s = out[i]
@@ -148,7 +160,11 @@ def refusal(name: str, error: Exception, where: str = "") -> Exception:
     dask cannot make lazily), and what to do. The original error is kept in the message and as the cause."""
     text = str(error).strip() or "dask does not support this case of it"
     if "needs concrete values" in text:  # an inner operation said so already
-        return error
+        if text.startswith(f"{name}:"):
+            return error
+        wrapped = TypeError(f"{name}: {where}failed: {text}")
+        wrapped._trackerlab_op = name
+        return wrapped
     wrapped = TypeError(
         f"{name}: {where}needs concrete values, which lazy (dask) arrays do not have: dask cannot run it "
         f"lazily on these arrays ({type(error).__name__}: {text}). Compute the values first "
@@ -156,6 +172,14 @@ def refusal(name: str, error: Exception, where: str = "") -> Exception:
     )
     wrapped._trackerlab_op = name
     return wrapped
+
+
+def _rewordable(error: Exception) -> bool:
+    try:
+        type(error)("")
+    except Exception:
+        return False
+    return True
 
 
 def scatter_add(g, index, shape: tuple):
