@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from . import deep_chain, hvp, logreg, mlp, mlp_gpu, scalar_chain
+from . import dask_logreg, deep_chain, hvp, logreg, mlp, mlp_gpu, scalar_chain
 from ._peers import Skipped
 from .footprint import import_time, memory_rows
 
@@ -29,7 +29,9 @@ WORKLOADS = {
     "logreg": logreg.workload,
 }
 # The GPU rows (MLP on CuPy against hand-written CuPy and PyTorch CUDA), skipped with the reason without a GPU.
-GROUPS = {"gpu": mlp_gpu.workloads}
+# The dask rows (the logistic gradient over an array generated chunk by chunk, local threads and a two-worker
+# LocalCluster, against the same gradient written by hand in dask), skipped with the reason without dask.
+GROUPS = {"gpu": mlp_gpu.workloads, "dask": dask_logreg.workloads}
 
 
 class GradientMismatch(AssertionError):

@@ -262,3 +262,34 @@ def test_progress_on_a_distributed_cluster(client, capsys):
     out = capsys.readouterr()
     assert "100%" in out.out + out.err
     np.testing.assert_allclose(w.grad, logistic_gradient(W0)[0], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- cases dask makes special
+
+
+def test_a_lazy_boolean_mask_of_unknown_length_has_a_lazy_right_gradient():
+    x = tl.param(da.from_array(np.array([1.0, -2.0, 3.0, 0.5]), chunks=2))
+    m = x[tl.data(x) > 0.7]  # dask does not know how many are selected until it computes
+    assert np.isnan(m.shape[0])
+    tl.back_(tl.sum(m * m * 3.0))
+    np.testing.assert_array_equal(x.grad.compute(), [6.0, 0.0, 18.0, 0.0])  # 6 x where selected
+
+
+def test_solve_with_a_numpy_matrix_and_lazy_right_hand_sides():
+    A0 = np.array([[3.0, 1.0], [1.0, 2.0]])
+    B0 = np.array([[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]])
+    A = tl.param(A0)
+    tl.back_(tl.sum(tl.solve(A, da.from_array(B0, chunks=(2, 1))) ** 2))
+    # d/dA Σ (A⁻¹B)² = −A⁻ᵀ (2 A⁻¹B) (A⁻¹B)ᵀ
+    Z = np.linalg.solve(A0, B0)
+    np.testing.assert_allclose(A.grad, -np.linalg.solve(A0.T, 2 * Z) @ Z.T, rtol=1e-12)
+
+
+def test_the_dask_benchmark_runs_and_matches_the_hand_written_gradient():
+    from benchmarks import dask_logreg
+    from benchmarks import run as suite
+
+    local = dask_logreg.workloads(smoke=True)[0]  # the cluster group starts processes: `python -m benchmarks --only dask`
+    rows = suite.measure(local, repeats=1, log=lambda *_: None)
+    assert [row["name"] for row in rows] == ["floor", "trackerlab"]
+    assert rows[1]["verified"] and rows[1]["times"][0] > 0

@@ -106,7 +106,7 @@ def check_sent(node: Tracked, sent) -> None:
             problem = TypeError(
                 f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers"
             )
-        elif shape_of(s) != want:
+        elif shape_of(s) != want and not unknown_alike(shape_of(s), want):
             problem = ValueError(
                 f"{name}: the pullback's sensitivity for argument {i + 1} has shape {shape_of(s)}, "
                 f"but the argument has shape {want}"
@@ -119,6 +119,11 @@ def check_sent(node: Tracked, sent) -> None:
         if problem is not None:
             problem._trackerlab_op = name
             raise problem
+
+
+def unknown_alike(a: tuple, b: tuple) -> bool:
+    """Whether two shapes are equal but for lengths both unknown (dask's NaN, after a lazy boolean mask)."""
+    return len(a) == len(b) and all(m == n or (m != m and n != n) for m, n in zip(a, b))
 
 
 def dtype_kind(value) -> str | None:

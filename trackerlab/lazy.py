@@ -196,8 +196,11 @@ def scatter_add(g, index, shape: tuple):
     else:  # a concrete index: the positions it takes, computed here as indexing computes them
         positions = namespace().reshape(namespace().arange(size), shape)[index]
         positions = da.from_array(positions, chunks=g.chunks if positions.shape == g.shape else "auto")
-    positions = da.broadcast_to(positions, g.shape).reshape(-1)
-    weights = g.reshape(-1).rechunk(positions.chunks)
+    if any(n != n for n in g.shape):  # a lazy mask: lengths unknown until computed, and the same for both
+        positions, weights = positions.reshape(-1), g.reshape(-1)
+    else:
+        positions = da.broadcast_to(positions, g.shape).reshape(-1)
+        weights = g.reshape(-1).rechunk(positions.chunks)
     if g.dtype.kind == "c":  # bincount weighs by real numbers: the two parts one at a time
         out = da.bincount(positions, weights=weights.real, minlength=size) + 1j * da.bincount(
             positions, weights=weights.imag, minlength=size

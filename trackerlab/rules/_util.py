@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from .._backend import NDARRAY as _NDARRAY
 from .._backend import namespace
+from .._checks import unknown_alike
+from ..lazy import is_lazy
 from ..ops import as_operand
 from ..tracked import data
 
@@ -127,7 +129,7 @@ def unbroadcast(x, g):
         return g
     target = shape(x)
     have = shape(g)
-    if have != target:
+    if have != target and not unknown_alike(have, target):  # (dask's unknown lengths after a lazy mask match)
         lead = len(have) - len(target)
         axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target) if n == 1 and have[lead + i] != 1)
         if axes:
@@ -234,10 +236,17 @@ def spread(g, x, axis=None, keepdims=False):
     target = shape(x)
     g = lift(g, x)
     if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
-        return broadcast_to(g, target)
+        return _broadcast_like(g, x, target)
     if not keepdims and target:
         axes = axes_of(axis, len(target))
         g = reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))
+    return _broadcast_like(g, x, target)
+
+
+def _broadcast_like(g, x, target):
+    plain = data(x)
+    if is_lazy(plain):  # dask: in x's chunks (a broadcast is one chunk as long as x, which dask then fills)
+        return g * ns(plain).ones_like(plain, dtype=getattr(data(g), "dtype", plain.dtype))
     return broadcast_to(g, target)
 
 
