@@ -142,7 +142,7 @@ class BackpropStepper(widgets.VBox):
                 _(
                     "The tape holds lazy dask arrays: each frame shows what the walk would compute (shapes, "
                     "dtypes and chunks), and nothing is computed here. tl.back_(y) computes the gradients of "
-                    "in-memory parameters in one dask.compute; a dask parameter's gradient stays lazy until you "
+                    "in-memory parameters in one dask.compute; the gradient of a dask parameter stays lazy until you "
                     "compute it."
                 )
             )
