@@ -1,8 +1,10 @@
 """Compile the notebook layer's message catalogs (``trackerlab/notebook/locale/*/LC_MESSAGES/*.po``) into
-the ``.mo`` files gettext reads, and list the messages the code asks for (``--check``).
+the ``.mo`` files gettext reads, and list the messages the code asks for (``--check``:
+every message translated, none stale).
 
     python scripts/compile_catalogs.py           # writes the .mo files next to the .po files
-    python scripts/compile_catalogs.py --check   # fails if a .mo is stale or a message lacks a translation
+    python scripts/compile_catalogs.py --check   # fails if a .mo is stale, a message lacks a translation,
+                                                 # or a catalog keeps a message the code no longer asks for
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def main(argv: list[str]) -> int:
             have = {m.id for m in catalog if m.id and all(m.string if isinstance(m.string, tuple) else [m.string])}
             for message in sorted(wanted - have, key=str):
                 problems.append(f"{po.relative_to(ROOT)}: no translation of {message!r}")
+            for message in sorted({m.id for m in catalog if m.id} - wanted, key=str):
+                problems.append(f"{po.relative_to(ROOT)}: {message!r} is no longer asked for by the code (stale)")
         else:
             mo.write_bytes(compiled(po))
     print("\n".join(problems) or "catalogs up to date")

@@ -2,8 +2,10 @@
 
 Each notebook runs top to bottom in a fresh kernel of this Python (the ``python3`` kernel, whatever
 kernelspecs the machine has installed), with the repository first on ``PYTHONPATH`` and a fixed hash
-seed. The widget state is stored in the notebook's metadata, so that widgets render without a kernel
-(in JupyterLab, nbconvert and the docs); machine paths are stripped from the outputs, and the kernel
+seed. No widget state is stored: each stepper's output carries a self-contained HTML copy of itself that
+every page without a kernel shows and steps (nbconvert's export opened offline, the docs, GitHub without
+its script), where a saved widget state would make nbconvert export the widget view, whose manager comes
+from a CDN, and only duplicate the frames. Machine paths are stripped from the outputs, and the kernel
 metadata is written the same way on every machine, so that re-running on another machine changes
 nothing but what really changed.
 
@@ -67,7 +69,7 @@ def execute(path: Path, timeout: int) -> nbformat.NotebookNode:
         timeout=timeout,
         kernel_name=KERNEL_NAME,
         resources={"metadata": {"path": str(path.parent)}},
-        store_widget_state=True,
+        store_widget_state=False,  # see the module's docstring
         record_timing=False,
         coalesce_streams=True,  # one stream output per cell and name, however the kernel chunked it
         allow_errors=False,
@@ -113,6 +115,7 @@ def _strip(value):
 def normalise(nb: nbformat.NotebookNode) -> list[str]:
     """Strip machine paths from the outputs, fix the kernel metadata; return what still looks machine-bound."""
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata.pop("widgets", None)  # a state saved by an earlier run or by JupyterLab (see the docstring)
     info = nb.metadata.get("language_info", {})
     nb.metadata["language_info"] = {k: info[k] for k in LANGUAGE_INFO_KEYS if k in info}
     problems = []

@@ -4,6 +4,8 @@ the code asks for has a translation, and the repr, the stepper and the drawings 
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +178,47 @@ def test_the_wheel_ships_the_compiled_catalogs():
     if shutil.which("git") and (ROOT / ".git").exists():
         ignored = subprocess.run(["git", "check-ignore", *map(str, mos)], cwd=ROOT, capture_output=True, text=True)
         assert ignored.stdout == "", ignored.stdout
+
+
+def test_no_catalog_keeps_a_message_the_code_no_longer_asks_for():
+    wanted = catalogs.messages()
+    for code in ("ja", "zh"):
+        po = ROOT / "trackerlab" / "notebook" / "locale" / code / "LC_MESSAGES" / "trackerlab.po"
+        with po.open("rb") as file:
+            stale = {m.id for m in catalogs.read_po(file) if m.id} - wanted
+        assert not stale, (code, stale)
+    assert subprocess.run([sys.executable, str(ROOT / "scripts" / "compile_catalogs.py"), "--check"]).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("code", "labels", "words"),
+    [
+        ("en", ["first step", "last step"], ["previous step", "next step", "pause", "step {i} of {n}"]),
+        ("ja", ["最初のステップ", "最後のステップ"], ["前のステップ", "次のステップ", "一時停止", "ステップ {i} / {n}"]),
+        ("zh", ["第一步", "最后一步"], ["上一步", "下一步", "暂停", "第 {i} 步，共 {n} 步"]),
+    ],
+)
+def test_the_html_copy_of_the_stepper_speaks_the_language(code, labels, words):
+    tl.set_language(code)
+    a, b, y = _example()
+    page = BackpropStepper(y, labels={a: "a", b: "b"}).to_html()
+    shown = page[page.index('class="tl-static-view"') : page.index('class="tl-static-frames"')]
+    found = [text for text in shown.split('<div class="tl-static-label">')[1:]]
+    assert [text[: text.index("</div>")] for text in found] == labels
+    said = json.loads(re.search(r"words = (\{.*?\}), bar", page).group(1))
+    assert [said[key] for key in ("previous", "next", "pause", "where")] == words
+    if code != "en":
+        for english in ("first step", "last step", "previous step", "next step", "step {i} of {n}"):
+            assert english not in page, english
+
+
+def test_the_summary_of_a_large_array_speaks_the_language():
+    import numpy as np
+
+    from trackerlab.notebook._tape import short
+
+    tl.set_language("ja")
+    page = html_repr(tl.param(np.linspace(-1.0, 1.0, 100_000)))
+    assert 'title="有限な値のヒストグラム"' in page and "先頭: -1, -0.99998, -0.99996, …" in page
+    assert short(np.full(500, np.nan)) == "すべて nan/inf"
+    assert "先頭" not in html_repr(tl.param(np.arange(3.0)))  # small arrays are shown whole

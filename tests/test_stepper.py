@@ -436,9 +436,14 @@ def test_a_closed_stepper_lets_go_of_its_tape_and_is_collected():
     import gc
     import weakref
 
+    from ipywidgets.widgets.widget import _instances  # what Widget.widgets shows
+
     a, b = tl.param(np.ones(1000)), tl.param(2.0)
     y = tl.sum(a * b)
+    before = set(_instances)
     stepper = tl.BackpropStepper(y)
+    made = set(_instances) - before
+    assert len(made) > 30  # its controls, frames, and their layouts and styles
     node, arrays = weakref.ref(y.tracker), weakref.ref(a.tracker)
     del a, b, y
     gc.collect()
@@ -446,6 +451,7 @@ def test_a_closed_stepper_lets_go_of_its_tape_and_is_collected():
     stepper.close()
     gc.collect()
     assert node() is None and arrays() is None  # closed: the tape is gone while the stepper is referenced
+    assert not [w for w in _instances.values() if w.model_id in made]  # and every widget it made is closed
     assert repr(stepper) == "BackpropStepper(4 steps, closed)"
     with pytest.raises(RuntimeError, match=r"BackpropStepper.text: the stepper is closed"):
         _ = stepper.text
@@ -486,3 +492,67 @@ def test_a_new_frame_on_a_huge_tape_costs_what_it_shows():
     assert f">multiply#{100_000 - 7 * 30}<" in stepper.frame_views[7 * 30].value
     # about 0.1-0.18 s of CPU a frame, no pause for a full collection (before: 0.35-0.47 s)
     assert sorted(times)[len(times) // 2] < 0.2 and max(times) < 0.4, times
+
+
+def test_with_closes_the_stepper_and_frees_its_tape():
+    import gc
+    import weakref
+
+    y, labels = shared_use()
+    node = weakref.ref(y.tracker)
+    with tl.BackpropStepper(y, labels=labels) as stepper:
+        assert stepper.text.startswith("step 1 of 4")
+    del y, labels
+    gc.collect()
+    assert node() is None  # the block's end closed it, though `stepper` still names it
+    assert repr(stepper) == "BackpropStepper(4 steps, closed)"
+    with pytest.raises(ZeroDivisionError), tl.BackpropStepper(tl.param(2.0) * 3.0) as failing:
+        raise ZeroDivisionError("in the block")
+    assert repr(failing) == "BackpropStepper(2 steps, closed)"  # closed when the block fails too
+
+
+def test_a_dropped_stepper_is_kept_by_the_widget_registry_until_closed():
+    """What ipywidgets does: an open widget is reachable by its front end (``Widget.widgets`` and the kernel's
+    comm manager hold it), so a stepper the user no longer names keeps its tape until ``.close()``."""
+    import gc
+    import weakref
+
+    from ipywidgets.widgets.widget import _instances  # what Widget.widgets shows
+
+    y, labels = shared_use()
+    node = weakref.ref(y.tracker)
+    stepper = tl.BackpropStepper(y, labels=labels)
+    model = stepper.model_id
+    del stepper, y, labels
+    gc.collect()
+    assert node() is not None and model in _instances
+    _instances[model].close()
+    gc.collect()
+    assert node() is None and model not in _instances
+
+
+def test_ipython_shows_the_widget_then_its_html_copy():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()  # display() publishes outputs only in a shell
+    y, labels = shared_use()
+    stepper = tl.BackpropStepper(y, labels=labels)
+    with capture_output() as captured:
+        display(stepper)
+    widget, copy = (output.data for output in captured.outputs)
+    assert set(widget) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
+    assert widget["application/vnd.jupyter.widget-view+json"]["model_id"] == stepper.model_id
+    assert set(copy) == {"text/html"} and 'class="tl-static-stepper"' in copy["text/html"]
+    # the copy names the widget's own class, to give way to it where a kernel draws it, and the reverse
+    [live] = [c for c in stepper._dom_classes if c.startswith("tl-live-")]
+    ident = copy["text/html"].split('id="', 1)[1].split('"', 1)[0]
+    assert f"body:has(.{live}:not(.widget-subarea *)) #{ident} {{ display: none; }}" in copy["text/html"]
+    assert f".widget-subarea .{live} {{ display: none !important; }}" in copy["text/html"]
+    other = tl.BackpropStepper(y, labels=labels)
+    assert live not in other._dom_classes and f".{live} " not in other.to_html()
+    stepper.close()
+    with capture_output() as captured:
+        display(stepper)
+    assert [set(o.data) for o in captured.outputs] == [{"text/plain", "application/vnd.jupyter.widget-view+json"}]

@@ -26,20 +26,39 @@ def open_and_run_all(page, lab, name: str):
     page.wait_for_function(KERNEL_IDLE, arg=name, polling=250)
 
 
+# Counts, every animation frame, the frames in which a stepper's self-contained copy was visible.
+COPY_WATCH = """
+window.tlCopyFrames = 0; window.tlCopySeen = 0;
+(function watch() {
+  window.tlCopyFrames += 1;
+  for (const e of document.querySelectorAll(".tl-static-stepper")) {
+    if (e.getBoundingClientRect().height > 0 && getComputedStyle(e).visibility === "visible") window.tlCopySeen += 1;
+  }
+  requestAnimationFrame(watch);
+})();
+"""
+
+
 def frame_text(page) -> str:
     return page.locator(".tl-stepper .tl-frame-text:visible").inner_text()
 
 
 def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
     write_notebook(stepper_notebook(), lab.root / "stepper.ipynb")
+    page.add_init_script(COPY_WATCH)
     open_and_run_all(page, lab, "stepper.ipynb")
     stepper = page.locator(".tl-stepper")
     stepper.wait_for()
+    page.wait_for_timeout(1000)  # past the moment the copy would appear (see _static.py)
+    assert page.evaluate("() => [window.tlCopyFrames, window.tlCopySeen]")[1] == 0  # never seen, not a flash
     assert frame_text(page).splitlines()[:2] == ["step 1 of 4: y = add(c, a)", "Δ arrived: 1.0  (the seed)"]
     assert stepper.locator(".tl-frame-drawing svg:visible").count() == 1
 
     next_button = stepper.get_by_role("button", name="next ▶")
     assert next_button.is_visible() and stepper.locator(".tl-static-note").is_hidden()
+    # the self-contained copy in the output after the widget gives way to the live widget, taking no room
+    copy = page.locator(".tl-static-stepper")
+    assert copy.count() == 1 and copy.is_hidden() and copy.bounding_box() is None
     next_button.click()
     page.wait_for_function(
         "() => [...document.querySelectorAll('.tl-frame-text')].some(e => e.offsetParent && "

@@ -1,5 +1,6 @@
 """The stepper on a static page: a notebook executed and exported by nbconvert, its widgets rendered by
-the html-manager JavaScript vendored from npm and served from 127.0.0.1 (no CDN, no kernel)."""
+the html-manager JavaScript vendored from npm and served from 127.0.0.1 (no CDN, no kernel). The widget
+view is drawn there, and gives way to the stepper's self-contained copy, which has every control."""
 
 from __future__ import annotations
 
@@ -73,35 +74,35 @@ def shown(page, start: str) -> None:
 
 
 def frame_text(page) -> str:
-    return page.locator(".tl-stepper .tl-frame-text:visible").inner_text()
+    return page.locator(".tl-static-stepper .tl-frame-text:visible").inner_text()
 
 
 def test_stepping_on_a_static_page(page, site, screenshots):
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(f"{site}/stepper.html")
-    stepper = page.locator(".tl-stepper")
+    # the html-manager draws the widget view (without a kernel, in a .widget-subarea) and hides it: the
+    # self-contained copy beside it is the stepper here
+    widget = page.locator(".widget-subarea .tl-stepper")
+    widget.wait_for(state="attached")
+    page.wait_for_function("() => document.querySelector('.widget-subarea .tl-stepper .tl-frame-text')")
+    stepper = page.locator(".tl-static-stepper")
     stepper.wait_for()
+    assert widget.is_hidden() and page.locator(".tl-stepper:visible").count() == 0
     shown(page, "step 1 of 4")
     assert stepper.locator(".tl-frame-drawing svg:visible").count() == 1
-    # buttons that need a kernel give way to a note; the slider and play step without one
-    assert stepper.get_by_role("button", name="next ▶").is_hidden()
-    assert stepper.locator(".tl-static-note").is_visible()
 
-    # the slider's handle steps with the arrow keys, and the stack of frames follows it in the page
-    handle = stepper.locator(".tl-step-slider .noUi-handle")
-    handle.focus()
-    page.keyboard.press("ArrowRight")
+    stepper.get_by_role("button", name="next step").click()
     shown(page, "step 2 of 4")
     assert "  → a: Δ·b = 1.0 × 3.0 = 3.0  (a now holds 1.0 + 3.0 = 4.0)" in frame_text(page).splitlines()
-    page.keyboard.press("ArrowRight")
+    stepper.locator("input[type=range]").fill("2")
     shown(page, "step 3 of 4")
     assert frame_text(page).splitlines()[1] == "Δ arrived: 1.0 + 3.0 = 4.0  (used 2 times: from y, c)"
-    page.keyboard.press("Home")
+    stepper.get_by_role("button", name="first step").click()
     shown(page, "step 1 of 4")
 
     # play runs through the frames on its own, to the last one
-    stepper.locator(".widget-play button").first.click()
+    stepper.get_by_role("button", name="play").click()
     shown(page, "step 4 of 4")
     assert frame_text(page).splitlines()[-1] == "grads so far: a = 4.0, b = 2.0"
     stepper.scroll_into_view_if_needed()

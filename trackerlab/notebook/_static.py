@@ -6,8 +6,11 @@ export opened from disk, a docs page, a viewer without ipywidgets) steps it; a p
 from __future__ import annotations
 
 import hashlib
+import html
 import itertools
 import json
+
+from ._i18n import _
 
 __all__ = ["static_html"]
 
@@ -33,6 +36,22 @@ _STYLE = """<style>
 #{id}.tl-stepping .tl-static-label {{ display: none; }}
 </style>"""
 
+# Where the same stepper is also shown as a live widget (the class ``live`` on the widget), only one of the
+# two is seen. A widget rendered by the html-manager sits in a .widget-subarea: that page has no kernel, and
+# this copy, with its buttons, gives way to nothing. A widget rendered anywhere else is talking to a kernel
+# (JupyterLab, Notebook 7, VS Code): this copy gives way to it. The copy appears a moment late, so that a
+# live widget rendering next to it replaces it before it is ever seen. In a Jupyter output area the widget's
+# output just before this one, when it shows no widget (nbconvert's text stand-in, or a widget manager that
+# could not load), is hidden too.
+_LIVE_STYLE = """<style>
+.widget-subarea .{live} {{ display: none !important; }}
+body:has(.{live}:not(.widget-subarea *)) #{id} {{ display: none; }}
+.jp-OutputArea-child:has(+ .jp-OutputArea-child #{id}):not(:has(.{live})) {{ display: none; }}
+#{id} {{ animation: tl-static-appear 0.01s linear 0.4s both; }}
+@keyframes tl-static-appear {{ from {{ visibility: hidden; max-height: 0; overflow: hidden; }}
+  to {{ visibility: visible; max-height: none; overflow: visible; }} }}
+</style>"""
+
 # Reads the frames from the JSON block beside it, puts controls above the frame and shows one frame at a
 # time. Written for any browser of the last decade; it touches nothing outside its own element.
 _SCRIPT = """<script>
@@ -42,15 +61,15 @@ _SCRIPT = """<script>
   root.setAttribute("data-ready", "1");
   var frames = JSON.parse(root.querySelector("script.tl-static-frames").textContent);
   var view = root.querySelector(".tl-static-view"), last = frames.length - 1, i = 0, timer = null;
-  var icons = %(icons)s, bar = document.createElement("div");
+  var icons = %(icons)s, words = %(words)s, bar = document.createElement("div");
   bar.className = "tl-static-controls";
   function button(what, title) {
     return '<button type="button" data-do="' + what + '" title="' + title + '" aria-label="' + title + '">' +
       icons[what] + '</button>';
   }
-  bar.innerHTML = button("first", "first step") + button("previous", "previous step") + button("play", "play") +
-    button("next", "next step") +
-    '<input type="range" min="0" max="' + last + '" value="0" step="1" aria-label="step">' +
+  bar.innerHTML = button("first", words.first) + button("previous", words.previous) + button("play", words.play) +
+    button("next", words.next) +
+    '<input type="range" min="0" max="' + last + '" value="0" step="1" aria-label="' + words.step + '">' +
     '<span class="tl-static-where"></span>';
   root.insertBefore(bar, view);
   var slider = bar.querySelector("input"), where = bar.querySelector(".tl-static-where");
@@ -59,15 +78,15 @@ _SCRIPT = """<script>
     i = Math.max(0, Math.min(last, k));
     view.innerHTML = frames[i];
     slider.value = i;
-    where.textContent = "step " + (i + 1) + " of " + frames.length + %(more)s;
+    where.textContent = words.where.replace("{i}", i + 1).replace("{n}", frames.length) + words.more;
   }
   function stop() {
     if (timer !== null) { clearInterval(timer); timer = null; }
-    play.innerHTML = icons.play; play.title = "play"; play.setAttribute("aria-label", "play");
+    play.innerHTML = icons.play; play.title = words.play; play.setAttribute("aria-label", words.play);
   }
   function start() {
     if (i >= last) show(0);
-    play.innerHTML = icons.pause; play.title = "pause"; play.setAttribute("aria-label", "pause");
+    play.innerHTML = icons.pause; play.title = words.pause; play.setAttribute("aria-label", words.pause);
     timer = setInterval(function () { if (i >= last) stop(); else show(i + 1); }, %(interval)d);
   }
   bar.addEventListener("click", function (event) {
@@ -93,24 +112,39 @@ def _json_in_script(value) -> str:
 _COUNT = itertools.count(1)  # steppers made by this process
 
 
-def static_html(frames: list[str], *, interval: int, truncated: bool = False, extra: str = "") -> str:
+def static_html(
+    frames: list[str], *, interval: int, truncated: bool = False, extra: str = "", live: str | None = None
+) -> str:
     """The frames (each a piece of HTML) stepped by an inline script; with no script, the first and the
-    last frame. ``extra`` (the stepper's style and messages) goes first."""
+    last frame. ``extra`` (the stepper's style and messages) goes first. ``live``, the class of the live
+    widget that shows the same stepper, makes this copy give way to that widget wherever a kernel drives
+    it, and the widget give way to this copy on a page without a kernel."""
     # the same id for the same frames in the same place of a run, so re-executed notebooks compare equal
     digest = hashlib.sha1("\0".join(frames).encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
     ident = f"tl-stepper-{digest}-{next(_COUNT)}"
     last = len(frames) - 1
-    shown = [f'<div class="tl-static-label">first step</div>{frames[0]}']
+    shown = [f'<div class="tl-static-label">{html.escape(_("first step"))}</div>{frames[0]}']
     if last > 0:
-        shown.append(f'<div class="tl-static-label">last step</div>{frames[last]}')
+        shown.append(f'<div class="tl-static-label">{html.escape(_("last step"))}</div>{frames[last]}')
+    words = {
+        "first": _("first step"),
+        "previous": _("previous step"),
+        "play": _("play"),
+        "pause": _("pause"),
+        "next": _("next step"),
+        "step": _("step"),
+        "where": _("step {i} of {n}"),
+        "more": _(" (the walk goes on: max_steps)") if truncated else "",
+    }
     script = _SCRIPT % {
         "id": json.dumps(ident),
         "icons": _json_in_script(ICONS),
+        "words": _json_in_script(words),
         "interval": interval,
-        "more": json.dumps(" (the walk goes on: max_steps)" if truncated else ""),
     }
+    style = _STYLE.format(id=ident) + ("" if live is None else _LIVE_STYLE.format(id=ident, live=live))
     return (
-        f'<div class="tl-stepper tl-static-stepper" id="{ident}">{_STYLE.format(id=ident)}{extra}'
+        f'<div class="tl-static-stepper" id="{ident}">{style}{extra}'
         f'<div class="tl-static-view">{"".join(shown)}</div>'
         f'<script type="application/json" class="tl-static-frames">{_json_in_script(frames)}</script>'
         f"{script}</div>"

@@ -11,6 +11,7 @@ from .._backend import to_host
 from .._order import numbering
 from ..ops import Op
 from ..tracked import Tracked, _TrackedValue
+from ._i18n import _
 from ._lazy import is_lazy, lazy_text
 
 __all__ = ["Entry", "as_node", "label_map", "names", "operands", "short", "tape"]
@@ -178,7 +179,7 @@ def short(x, limit: int = 6) -> str:
         return _nested(a)
     finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
     if finite.size == 0:
-        return "all nan/inf"
+        return _("all nan/inf")
     return f"{number(finite.min())} … {number(finite.max())}"
 
 

@@ -104,7 +104,7 @@ def _summary(a) -> str:
     spark = sparkline(s["finite"])
     return (
         f'<table class="tl-table tl-stats">{"".join(cells)}</table>'
-        f'<div class="tl-spark" title="histogram of the finite values">{escape(spark)}</div>'
+        f'<div class="tl-spark" title="{escape(_("histogram of the finite values"))}">{escape(spark)}</div>'
         f'<div class="tl-flags">{" · ".join(flags)}</div>'
-        f'<div class="tl-dim">first: {escape(first)}, …</div>'
+        f'<div class="tl-dim">{escape(_("first: {values}, …").format(values=first))}</div>'
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import html
+import itertools
 
 import ipywidgets as widgets
 import traitlets
@@ -20,15 +21,16 @@ from ._tape import label_map
 __all__ = ["BackpropStepper"]
 
 _STYLE = """<style>
-.tl-stepper .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
-.tl-stepper .tl-frame-body { display: flex; flex-direction: column; gap: 8px; align-items: stretch; }
-.tl-stepper .tl-frame-drawing { overflow-x: auto; }
-.tl-stepper .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
+:is(.tl-stepper, .tl-static-stepper) .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-body { display: flex; flex-direction: column; gap: 8px;
+  align-items: stretch; }
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { overflow-x: auto; }
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
   background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
   color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
   border-radius: 4px; white-space: pre-wrap; }
-.tl-stepper .tl-message { color: var(--jp-warn-color0, #a15c00); }
-.tl-stepper .tl-static-note { display: none; font-size: 12px;
+:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00); }
+:is(.tl-stepper, .tl-static-stepper) .tl-static-note { display: none; font-size: 12px;
   color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
 .widget-subarea .tl-stepper .tl-needs-kernel { display: none !important; }
@@ -38,6 +40,7 @@ _STYLE = """<style>
 
 
 _STYLE_ONLY = _STYLE[: _STYLE.index("</style>") + len("</style>")]
+_LIVE = itertools.count(1)  # steppers made by this process, for the class that ties a widget to its HTML copy
 
 
 class BackpropStepper(widgets.VBox):
@@ -161,6 +164,8 @@ class BackpropStepper(widgets.VBox):
         self.style_view = widgets.HTML(_STYLE.replace("{note}", html.escape(note)))
         super().__init__([self.style_view, controls, self.slider, self.message, self.stack])
         self.add_class("tl-stepper")
+        self._live = f"tl-live-{next(_LIVE)}"
+        self.add_class(self._live)
 
     # ------------------------------------------------------------------------------------------------
 
@@ -249,9 +254,23 @@ class BackpropStepper(widgets.VBox):
     # ------------------------------------------------------------------------------------------------
     # Outside a live kernel
 
+    def _ipython_display_(self) -> None:
+        """Two outputs: the widget's view, for live front ends (JupyterLab, Notebook 7, VS Code), and the
+        stepper as self-contained HTML (``to_html()``) for every page without a kernel. Each gives way to
+        the other where it is the weaker: the HTML copy hides itself beside a widget that a kernel drives,
+        and a widget rendered by the html-manager (a saved widget state exported by nbconvert, the docs)
+        hides itself beside the copy, which steps with more controls and loads nothing. A page that cannot
+        load the widget manager (nbconvert's export opened offline) shows the copy."""
+        from IPython.display import display
+
+        display(super()._repr_mimebundle_() or {"text/plain": repr(self)}, raw=True)
+        if self._frames is not None:
+            display({"text/html": self.to_html()}, raw=True)
+
     def _repr_mimebundle_(self, **kwargs):
-        """The widget's view for live front ends (JupyterLab, Notebook 7, VS Code) and, beside it, the
-        stepper as self-contained HTML (``to_html()``) for every renderer without the widget manager."""
+        """The widget's view and, beside it, the stepper as self-contained HTML (``to_html()``) for
+        renderers without the widget manager. (IPython displays the two as separate outputs: see
+        ``_ipython_display_``.)"""
         bundle = super()._repr_mimebundle_(**kwargs)
         if self._frames is not None:
             bundle["text/html"] = self.to_html()
@@ -270,37 +289,62 @@ class BackpropStepper(widgets.VBox):
             self.frame_views[i].value if i in self._drawn else self._frame_html(i, drawn=False) for i in range(last + 1)
         ]
         return static_html(
-            frames, interval=self.speed.value, truncated=self.truncated, extra=_STYLE_ONLY + self.message.value
+            frames,
+            interval=self.speed.value,
+            truncated=self.truncated,
+            extra=_STYLE_ONLY + self.message.value,
+            live=self._live,
         )
 
     def close(self) -> None:
-        """Close the widget and everything it made, and let go of the tape: a closed stepper holds no
-        array of the walk (and nothing keeps an unreferenced one alive)."""
+        """Close the widget and everything it made (its layouts and styles too, which ipywidgets leaves
+        open), and let go of the tape: a closed stepper holds no array of the walk (and nothing keeps an
+        unreferenced one alive). ``with tl.BackpropStepper(y) as stepper:`` closes it at the block's end.
+
+        An open stepper is kept by ipywidgets (its registry and the kernel's comm manager reach every open
+        widget, so that a front end can talk to it) even when no variable names it any more: close the
+        steppers you are done with, or make them in a ``with`` block."""
         if not hasattr(self, "links"):  # a stepper whose construction failed: only the box itself is open
-            super().close()
-            return
-        self.play.playing = False
-        for link in self.links:
-            link.close()
-        for widget in (
-            *self.frame_views,
-            self.stack,
-            self.style_view,
-            self.message,
-            self.slider,
-            self.play,
-            self.speed,
-        ):
-            widget.close()
-        for widget in (self.previous_button, self.next_button, self.reset_button):
-            widget._click_handlers.callbacks.clear()
-            widget.close()
-        for child in self.children:
-            child.close()
-        self.unobserve_all()
-        self._frames = self._root = self._check = None
-        self._drawn = set()
-        super().close()
+            widgets_made = [self]
+        else:
+            self.play.playing = False
+            for link in self.links:
+                link.close()
+            for button in (self.previous_button, self.next_button, self.reset_button):
+                button._click_handlers.callbacks.clear()
+            widgets_made = [
+                *self.frame_views,
+                self.stack,
+                self.style_view,
+                self.message,
+                self.slider,
+                self.play,
+                self.speed,
+                self.previous_button,
+                self.next_button,
+                self.reset_button,
+                *self.children,
+                self,
+            ]
+            self.unobserve_all()
+            self._frames = self._root = self._check = None
+            self._drawn = set()
+        for widget in widgets_made:
+            parts = [getattr(widget, "layout", None), getattr(widget, "style", None)]
+            if widget is self:
+                super().close()
+            else:
+                widget.close()
+            for part in parts:
+                if isinstance(part, widgets.Widget):
+                    part.close()
+
+    def __enter__(self) -> BackpropStepper:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """``with tl.BackpropStepper(y) as stepper:`` closes the stepper at the end of the block."""
+        self.close()
 
     def _closed_check(self, what: str) -> None:
         if self._frames is None:
