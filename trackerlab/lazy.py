@@ -108,6 +108,7 @@ def land(pairs: list, who: str) -> list:
     """``(node, sensitivity)`` pairs with the lazy sensitivities of in-memory parameters computed, all in
     one compute; a lazy parameter keeps its lazy sensitivity. A tracked sensitivity (a nested walk's) keeps
     its node, which then holds the computed value. A failure leaves nothing changed."""
+    from ._plain import _lock
     from .tracked import _TrackedValue
 
     wanted = []
@@ -128,6 +129,7 @@ def land(pairs: list, who: str) -> list:
     out = list(pairs)
     for (i, _), value in zip(wanted, values):
         node, s = out[i]
+        _lock(value)  # as the tape keeps NumPy arrays: read-only
         if isinstance(s, _TrackedValue):
             s.tracker.data = value
         else:
