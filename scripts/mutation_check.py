@@ -282,7 +282,7 @@ def _pullbacks(names=None):
     for name, op in sorted(operations().items()):
         if op.rule is None or (names and name not in names):
             continue
-        if hasattr(op.rule, "pullback"):  # one pullback for any number of operands
+        if hasattr(op.rule, "pullbacks"):  # one pullback for any number of operands
             out.append((name, None, op.rule))
             continue
         out.extend((name, i, op.rule) for i, p in enumerate(op.rule) if p is not None)
@@ -291,15 +291,16 @@ def _pullbacks(names=None):
 
 def _broken_rule(rule, position, make):
     if position is None:
-        return type(rule)(_each(rule.pullback, make))
+        return type(rule)(_each(rule.pullbacks, make))
     return tuple(make(p) if i == position else p for i, p in enumerate(rule))
 
 
-def _each(pullback, make):
-    """An ``Each`` pullback ``(i, g, ans, *args)`` broken by ``make`` for every operand."""
+def _each(pullbacks, make):
+    """An ``Each`` rule ``(wanted, g, ans, *args)`` broken by ``make`` for every operand (the breaks apply to
+    each sensitivity of the list it returns)."""
 
-    def broken(i, *rest, **kw):
-        return make(functools.partial(pullback, i))(*rest, **kw)
+    def broken(wanted, *rest, **kw):
+        return make(functools.partial(pullbacks, wanted))(*rest, **kw)
 
     return broken
 

@@ -20,6 +20,7 @@ from test_rules import (
 )
 
 import trackerlab as tl
+from trackerlab.ops import operations
 
 UNARY = {
     "negative": REAL,
@@ -73,9 +74,18 @@ def _astype(backend):
     return lambda x: tl.astype(x * 2.0, xp.float64)
 
 
+def _fused(name, **settings):
+    """A fused pullback (one recorded operation standing for a rule's formula) as a function of its operands."""
+    op = operations()[name]
+    return lambda backend: lambda *operands: op(*operands, **settings)
+
+
 # the rest: (domains of the arguments, the function of those arguments on a backend)
 OTHER = {
     "astype": ((REAL,), _astype),
+    # fused pullbacks: (g, t) for tanh's, (g, x) for that of x ** p
+    "_tanh_backward": ((REAL, UNIT), _fused("_tanh_backward")),
+    "_power_backward": ((REAL, POSITIVE), _fused("_power_backward", exponent=2.5)),
 }
 
 
@@ -157,3 +167,63 @@ def test_linspace_of_array_endpoints_matches_numpy():
     with pytest.raises(ValueError, match="linspace: the number of samples, -1, must be non-negative"):
         tl.linspace(tl.param(0.0), 1.0, -1)
 
+
+
+# ---------------------------------------------------------------- fused pullbacks
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, 2.5, -1.5, 0.5])
+def test_the_fused_pullback_of_a_power_has_checked_derivatives(exponent):
+    power_backward = operations()["_power_backward"]
+    g, x = np.array([0.3, -1.2, 0.8]), np.array([0.7, 1.3, 2.1])
+    np.testing.assert_allclose(tl.data(power_backward(g, x, exponent=exponent)), g * exponent * x ** (exponent - 1))
+    tl.check_grads(lambda g, x: power_backward(g, x, exponent=exponent), g, x, order=2)
+    tl.check_grads(lambda g, x: power_backward(g, x, exponent=exponent), g[:1], x, order=2)  # g broadcast
+
+
+def test_the_fused_pullback_of_tanh_has_checked_derivatives():
+    tanh_backward = operations()["_tanh_backward"]
+    g, t = np.array([0.3, -1.2, 0.8]), np.array([0.2, -0.6, 0.9])
+    np.testing.assert_allclose(tl.data(tanh_backward(g, t)), g * (1 - t * t))
+    tl.check_grads(tanh_backward, g, t, order=2)
+    tl.check_grads(tanh_backward, 0.4, t, order=2)
+
+
+def test_pullbacks_of_tanh_and_powers_record_one_operation_each():
+    x = tl.param(np.array([0.3, -0.5]))
+    for f, name in ((tl.tanh, "_tanh_backward"), (lambda x: x**3, "_power_backward"), (lambda x: x**2.0, "_power_backward")):
+        (g,) = tl.gradient(lambda x: tl.sum(f(x)), x)
+        assert g.tracker.f.name == name
+
+
+def test_power_by_a_number_is_exact_at_zero():
+    # x ** 0 is 1 everywhere, 0 ** 0 too: every derivative is 0; x ** 1 has slope 1 at 0
+    for exponent, slope in ((0, 0.0), (0.0, 0.0), (1, 1.0), (2, 0.0)):
+        x = tl.param(np.array([0.0, 2.0]))
+        tl.back_(tl.sum(x**exponent))
+        np.testing.assert_array_equal(x.grad, [slope, exponent * 2.0 ** (exponent - 1)])
+
+
+def _derivatives(f, x: float, order: int) -> list:
+    """f's derivatives at x of orders 1 … ``order``, each by differentiating the previous one (nested AD)."""
+    out, fs = [], [f]
+    for _ in range(order):
+        fs.append(lambda x, g=fs[-1]: tl.gradient(g, x)[0])
+        out.append(float(tl.data(fs[-1](x))))
+    return out
+
+
+def test_tanh_and_powers_to_fourth_order():
+    t = math.tanh(0.4)
+    s = 1 - t * t
+    expected = [s, -2 * t * s, (6 * t * t - 2) * s, 8 * t * s * (2 - 3 * t * t)]
+    np.testing.assert_allclose(_derivatives(tl.tanh, 0.4, 4), expected, rtol=1e-12)
+    np.testing.assert_allclose(_derivatives(lambda x: x**3.5, 1.3, 4), [3.5 * 1.3**2.5, 3.5 * 2.5 * 1.3**1.5, 3.5 * 2.5 * 1.5 * 1.3**0.5, 3.5 * 2.5 * 1.5 * 0.5 * 1.3**-0.5], rtol=1e-12)
+    np.testing.assert_allclose(_derivatives(lambda x: x**3, 1.3, 4), [3 * 1.3**2, 6 * 1.3, 6.0, 0.0], rtol=1e-12)
+    # at 0, where x^(p−k) is infinite once p − k < 0, the derivatives that vanish are exactly 0, not NaN
+    for p, expected in ((0, [0.0] * 4), (1, [1.0, 0.0, 0.0, 0.0]), (2, [0.0, 2.0, 0.0, 0.0]), (3, [0.0, 0.0, 6.0, 0.0])):
+        assert _derivatives(lambda x, p=p: x**p, 0.0, 4) == expected
+    # the square of tanh, the Hessian-vector product's function, and on arrays: the Hessian's diagonal
+    x = np.array([0.3, -0.7])
+    t = np.tanh(x)
+    np.testing.assert_allclose(tl.hessian(lambda x: tl.sum(tl.tanh(x) ** 2), x), np.diag((2 - 6 * t * t) * (1 - t * t)), rtol=1e-12)

@@ -10,6 +10,8 @@ import pytest
 from test_rules import BACKENDS, check, rand, ruled
 
 import trackerlab as tl
+from trackerlab.ops import operations
+from trackerlab.rules._util import Each
 
 A = rand(2, 3)
 B = rand(2, 3, seed=1)
@@ -47,8 +49,16 @@ CASES = {
         (lambda x, y: tl.concatenate([x, y, x], axis=1), A, B),
         (lambda x, y: tl.concatenate([x, y], axis=None), A, C),
         (lambda x, y: tl.concatenate([x, y], axis=0), E, C),
+        (lambda x, y: tl.concatenate([2.0 * x, y, x * x], axis=-1), A, B),
+        (lambda x: tl.concatenate([x[k : k + 2] * (k + 1.0) for k in range(0, 6, 2)]), V),
     ],
-    "stack": [(lambda x, y: tl.stack([x, y]), A, B), (lambda x, y: tl.stack([x, y, x], axis=-1), A, B)],
+    "stack": [
+        (lambda x, y: tl.stack([x, y]), A, B),
+        (lambda x, y: tl.stack([x, y, x], axis=-1), A, B),
+        # numbers, weighted apart, beside a constant (the rule sends the constant nothing)
+        (lambda x: tl.stack([x[0] * 2.0, x[1], x[0] * x[2]]), V),
+        (lambda x, y: tl.stack([x, 3.0 * y, x], axis=1), V, V[::-1]),
+    ],
     "split": [(pieces, V), (lambda x: tl.split(x, 2, axis=1)[0] * tl.split(x, 2, axis=1)[1], rand(2, 4))],
     "flip": [(tl.flip, A), (lambda x: tl.flip(x, 1), A), (lambda x: tl.flip(x, (0, 2)), T)],
     "roll": [(lambda x: tl.roll(x, 2), A), (lambda x: tl.roll(x, (1, -1), axis=(0, 1)), A)],
@@ -83,6 +93,9 @@ def test_shape_rule(name, backend):
 COMPOSITES = [
     (lambda x, y: tl.hstack([x, y]), lambda x, y: np.hstack([x, y]), A, C.T[:2]),
     (lambda x, y: tl.vstack([x, y]), lambda x, y: np.vstack([x, y]), V, V[::-1]),
+    (lambda x, y: tl.vstack([x, 2.0 * y, x]), lambda x, y: np.vstack([x, 2.0 * y, x]), V, V[::-1]),
+    (lambda x, y: tl.vstack([x, y]), lambda x, y: np.vstack([x, y]), V[:3], A),
+    (lambda x, y: tl.column_stack([x, y * x]), lambda x, y: np.column_stack([x, y * x]), V, V[::-1]),
     (lambda x: tl.atleast_2d(x) * tl.atleast_1d(x), lambda x: np.atleast_2d(x) * np.atleast_1d(x), S),
     (lambda x: tl.fliplr(x) * tl.flipud(x), lambda x: np.fliplr(x) * np.flipud(x), A),
     (tl.fliplr, np.fliplr, A),
@@ -170,8 +183,10 @@ def test_new_shape_functions_match_numpy_through_the_protocols():
 
 def test_casting_rules_are_checked_as_numpy_checks_them():
     x, y = tl.param(np.ones(2)), tl.param(np.ones(2, dtype=np.float32))
-    with pytest.raises(TypeError, match=r"concatenate: cannot cast an array of float32 to float64 under casting='no'"):
+    with pytest.raises(TypeError, match=r"vstack: cannot cast an array of float32 to float64 under casting='no'"):
         np.vstack([x, y], casting="no")
+    with pytest.raises(TypeError, match=r"vstack: cannot cast an array of float32 to float64 under casting='no'"):
+        np.vstack([y, tl.param(np.ones((1, 2)))], casting="no")
     with pytest.raises(TypeError, match=r"stack: cannot cast an array of float64 to float32 under casting='safe'"):
         tl.stack([x, y], dtype=np.float32, casting="safe")
     with pytest.raises(ValueError, match="concatenate: casting must be one of"):
@@ -212,3 +227,87 @@ def test_shape_functions_take_lists_as_numpy_does():
         np.testing.assert_array_equal(ours(rows), numpys(np.array(rows)))
     np.testing.assert_array_equal(tl.data(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])])), np.column_stack([[1, 2], [3, 4]]))
     np.testing.assert_array_equal(tl.data(tl.kron([1.0, 2.0], tl.param([1.0, 10.0]))), [1.0, 10.0, 2.0, 20.0])
+
+
+# ---------------------------------------------------------------- joins of many arrays
+
+
+def _counted(monkeypatch, name: str) -> list:
+    """Count the calls of the rule of the join ``name`` (one entry per call: how many operands it saw)."""
+    op = operations()[name]
+    pullbacks = op.rule.pullbacks
+    calls = []
+
+    def counted(wanted, *args, **kwargs):
+        calls.append(len(wanted))
+        return pullbacks(wanted, *args, **kwargs)
+
+    monkeypatch.setattr(op, "rule", Each(counted))
+    return calls
+
+
+@pytest.mark.parametrize("nest", [False, True])
+@pytest.mark.parametrize("name", ["concatenate", "stack"])
+def test_a_join_of_many_arrays_runs_its_rule_once_per_walk(monkeypatch, name, nest):
+    # Each operand's sensitivity is a slice of the same g: one call sends them all, so a join of N arrays
+    # costs N slices, not N calls each reading N operands.
+    n = 300
+    xs = [tl.param(np.full(2, float(k))) for k in range(n)]
+    joined = getattr(tl, name)([*xs[:100], np.ones(2), *xs[100:]])
+    y = tl.sum(joined * joined)
+    calls = _counted(monkeypatch, name)
+    found = {s.node: s.delta for s in tl.backprop_steps(y, nest=nest) if s.node.isleaf}
+    assert calls == [n + 1]
+    for k in (0, 99, 100, 299):
+        np.testing.assert_array_equal(tl.data(found[xs[k].tracker]), [2.0 * k, 2.0 * k])
+        assert tl.istracked(found[xs[k].tracker]) == nest
+
+
+def test_a_stack_of_many_numbers_runs_its_rule_once_and_sends_numbers(monkeypatch):
+    xs = [tl.param(float(k)) for k in range(500)]
+    y = tl.sum(tl.stack(xs) ** 2)
+    calls = _counted(monkeypatch, "stack")
+    tl.back_(y)
+    assert calls == [500]
+    assert [x.grad for x in xs[:3]] == [0.0, 2.0, 4.0] and xs[-1].grad == 998.0
+
+
+def test_nested_differentiation_through_a_join_runs_its_rule_once_per_walk(monkeypatch):
+    calls = _counted(monkeypatch, "concatenate")
+    x = np.arange(1.0, 5.0)
+
+    def f(x):  # sum of the cubes of the pieces: the Hessian is 6 x on the diagonal
+        return tl.sum(tl.concatenate([x[0:1], x[1:3], x[3:]]) ** 3)
+
+    np.testing.assert_allclose(tl.hessian(f, x), np.diag(6.0 * x))
+    assert calls and all(n == 3 for n in calls)
+    assert len(calls) == 1 + 4  # the walk of the gradient, then one walk per row of the Hessian
+
+
+def test_joins_with_constants_among_the_arrays_have_checked_gradients():
+    tl.check_grads(lambda x: tl.stack([x[0] * 2.0, 1.5, x[1], x[0] * x[2]]), V)
+    tl.check_grads(lambda x, y: tl.concatenate([2.0 * x, np.ones((2, 2)), y, x * x], axis=-1), A, B)
+
+
+def test_the_rule_of_a_join_gives_one_operand_alone_too():
+    # rule[i] is operand i's pullback by itself, for callers that check one operand at a time (check_tape)
+    rule = operations()["concatenate"].rule
+    g = np.arange(5.0)
+    np.testing.assert_array_equal(rule[1](g, g, np.ones(2), np.ones(3)), [2.0, 3.0, 4.0])
+    with pytest.raises(TypeError, match="index it by operand"):
+        list(rule)
+
+
+def test_a_join_rule_that_sends_too_few_sensitivities_is_a_clear_error(monkeypatch):
+    op = operations()["stack"]
+    monkeypatch.setattr(op, "rule", Each(lambda wanted, g, ans, *arrays, axis=0: [g[0]]))
+    y = tl.sum(tl.stack([tl.param(1.0), tl.param(2.0)]))
+    with pytest.raises(ValueError, match="stack: the rule sent 1 sensitivities for 2 operands"):
+        tl.back_(y)
+
+
+def test_vstack_and_column_stack_of_vectors_record_one_stack():
+    x, y = tl.param([1.0, 2.0]), tl.param([3.0, 4.0])
+    assert tl.vstack([x, y, x]).tracker.f.name == "stack"
+    assert tl.column_stack([x, y]).tracker.f.name == "stack"
+    assert tl.vstack([x, tl.param([[5.0, 6.0]])]).tracker.f.name == "concatenate"  # a matrix among them

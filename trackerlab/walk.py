@@ -134,19 +134,24 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                 sent = [s]
             else:
                 sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
+                checked = False  # check_sent looks at every sensitivity: once per node is enough
                 for arg, s in zip(args, sent):
                     if type(arg) is not Tracked:
                         continue
                     if s is not None:
                         value = arg.data
                         kind = type(s)
-                        if kind is NDARRAY:
+                        if checked:
+                            pass
+                        elif kind is NDARRAY:
                             if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
                                 check_sent(node, sent)
+                                checked = True
                         elif (kind is not float or type(value) is not float) and (
                             kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
                         ):
                             check_sent(node, sent)
+                            checked = True
                         waiting[arg] = waiting[arg] + s if arg in waiting else s
                     left = uses.get(arg)
                     if left is None:  # its only use
@@ -255,6 +260,16 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
             return [None, None]
         ans = node.data
         xs = [a.data if type(a) is Tracked else a for a in args]
+    pullbacks = getattr(rules, "pullbacks", None) if type(rules) is not tuple else None
+    if pullbacks is not None:  # an ``Each`` rule (a join of any number of arrays): every operand in one call
+        wanted = [type(a) is Tracked for a in args]
+        sent = pullbacks(wanted, g, ans, *xs, **kwargs)
+        if len(sent) != len(args):
+            raise ValueError(
+                f"{call.name}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
+                "it must send one per operand"
+            )
+        return [s if w else None for w, s in zip(wanted, sent)]
     n = len(rules)
     return [
         rules[i](g, ans, *xs, **kwargs) if type(arg) is Tracked and i < n and rules[i] is not None else None

@@ -13,11 +13,12 @@ import sys
 from collections.abc import Callable
 
 from .._backend import NDARRAY as _NDARRAY
+from .._backend import REAL_SCALARS as _REAL_SCALARS
 from .._backend import namespace
 from .._checks import unknown_alike
 from ..lazy import is_lazy
 from ..ops import as_operand
-from ..tracked import data
+from ..tracked import _TrackedValue, data
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
 # operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
@@ -59,6 +60,17 @@ def _operand_first(f):
         return f(as_operand(x, f.__name__) if isinstance(x, list | tuple) else x, *args, **kwargs)
 
     return taking_lists
+
+
+def direct(op, *operands, **settings):
+    """``op(*operands, **settings)`` for operands that are arrays, numbers or tracked values: recorded where
+    one is tracked (nested AD), else ``op``'s forward run on them directly. A pullback of a plain walk runs
+    this once per node, and the dispatch of an operation call costs more than the arithmetic on small
+    arrays."""
+    for a in operands:
+        if isinstance(a, _TrackedValue):
+            return op(*operands, **settings)
+    return op.impl(*operands, **settings)
 
 
 def shape(x) -> tuple:
@@ -236,6 +248,8 @@ def spread(g, x, axis=None, keepdims=False):
     target = shape(x)
     g = lift(g, x)
     if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
+        if target and type(g) in _REAL_SCALARS and not is_lazy(data(x)):  # a plain number: filled in
+            return ns(x).full(target, g)  # (broadcast_to costs several times more)
         return _broadcast_like(g, x, target)
     if not keepdims and target:
         axes = axes_of(axis, len(target))
@@ -247,7 +261,7 @@ def _broadcast_like(g, x, target):
     plain = data(x)
     if is_lazy(plain):  # dask: in x's chunks (a broadcast is one chunk as long as x, which dask then fills)
         return g * ns(plain).ones_like(plain, dtype=getattr(data(g), "dtype", plain.dtype))
-    return broadcast_to(g, target)
+    return direct(broadcast_to, g, target)
 
 
 def count(x, axis) -> int:
@@ -274,35 +288,62 @@ def sign(x):
 
 def mT(a):
     """Swap the last two axes (the matrix transpose of a stack of matrices)."""
+    if not isinstance(a, _TrackedValue):
+        try:
+            return a.mT  # the array API's matrix transpose, a view: no operation to run
+        except AttributeError:
+            pass
     n = len(shape(a))
     return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 class Each(tuple):
     """The rule of an operation with any number of array operands (``concatenate``, ``stack``, ``einsum``):
-    one pullback ``pullback(i, g, ans, *args, **kwargs)``, told which operand ``i`` it is for.
+    one function that sends the sensitivities of all operands at once,
+    ``pullbacks(wanted, g, ans, *args, **kwargs)``, returning a list with one sensitivity per operand.
+    ``wanted[i]`` says whether operand ``i`` needs one (it is tracked); the others may be ``None``.
 
-    It reads as a tuple with a pullback at every position (``len`` is unbounded, ``rule[i]`` is the
-    pullback for operand ``i``), so the walk, which indexes a rule by operand, treats it like any other;
-    iterating over it is an error rather than an endless loop.
+    The walk calls it once per node, so that a join of N arrays costs N slices, not N calls each
+    reading all N operands (which is quadratic). It reads as a tuple with a pullback at every position
+    too (``len`` is unbounded, ``rule[i]`` is the pullback of operand ``i`` alone, for callers that
+    check one operand at a time); iterating over it is an error rather than an endless loop. A rule
+    written per operand, ``pullback(i, g, ans, *args, **kwargs)``, becomes one with ``Each.one_by_one``.
     """
 
-    def __new__(cls, pullback: Callable):
+    def __new__(cls, pullbacks: Callable):
         self = super().__new__(cls, ())
-        self.pullback = pullback
+        self.pullbacks = pullbacks
         return self
+
+    @classmethod
+    def one_by_one(cls, pullback: Callable) -> Each:
+        """The rule of a ``pullback(i, g, ans, *args, **kwargs)`` that computes operand ``i``'s sensitivity
+        alone (for operations whose operands are few, like ``einsum``'s)."""
+
+        def pullbacks(wanted, g, ans, *args, **kwargs):
+            return [pullback(i, g, ans, *args, **kwargs) if w else None for i, w in enumerate(wanted)]
+
+        pullbacks.__name__ = getattr(pullback, "__name__", "pullback")
+        return cls(pullbacks)
 
     def __len__(self) -> int:
         return sys.maxsize
 
     def __getitem__(self, i):
-        return functools.partial(self.pullback, i)
+        return functools.partial(_one_operand, self.pullbacks, i)
 
     def __iter__(self):
         raise TypeError("a rule for any number of operands has no end: index it by operand, rule[i]")
 
     def __repr__(self) -> str:
-        return f"Each({getattr(self.pullback, '__name__', self.pullback)!r})"
+        return f"Each({getattr(self.pullbacks, '__name__', self.pullbacks)!r})"
+
+
+def _one_operand(pullbacks, i: int, g, ans, *args, **kwargs):
+    """What an ``Each`` rule sends to operand ``i`` alone."""
+    wanted = [False] * len(args)
+    wanted[i] = True
+    return pullbacks(wanted, g, ans, *args, **kwargs)[i]
 
 
 from .complex_parts import conj, real  # noqa: E402  (the families' rules use each other)

@@ -16,6 +16,7 @@ from ..ops import as_operand, defop, register_rules
 from ..tracked import data, istracked
 from ._util import (
     composite,
+    direct,
     div,
     is_complex,
     keep,
@@ -172,6 +173,45 @@ rad2deg = defop("rad2deg", lambda x: x * (180 / math.pi), family="elementwise")
 sinc = defop("sinc", _sinc, family="elementwise", doc="sin(πx) / (πx), and 1 at 0.")
 del u
 
+# Fused pullbacks. Nested AD records the backward pass; a pullback written as a formula of several
+# operations records each of them, and differentiating it again walks each. These operations are such
+# formulas as one recorded call whose own rule is known (PyTorch's double-backward formulas do the
+# same), so a pullback that is differentiated again costs one node.
+
+
+def _tanh_backward(g, t):
+    return g * (1 - t * t)
+
+
+def _power_backward(g, x, exponent):
+    if exponent == 0:  # x⁰ = 1 everywhere (0⁰ too): no slope, not 0 · 0⁻¹
+        return g * (0.0 if type(x) is float else namespace(x).zeros_like(x))
+    return g * (exponent * _power(x, exponent - 1))
+
+
+_tanh_backward_op = defop(
+    "_tanh_backward", _tanh_backward, family="elementwise", doc="g · (1 − t²): the pullback of t = tanh(x)."
+)
+_power_backward_op = defop(
+    "_power_backward", _power_backward, arity=2, family="elementwise",
+    doc="g · p x^(p−1) (0 for p = 0): the pullback of x ** p for a constant number p.",
+)
+
+
+def _power_backward_x(gg, ans, g, x, exponent):
+    """d/dx g p x^(p−1) = g p (p−1) x^(p−2): the same operation with g p for g and p − 1 for p. For p = 0
+    the operation is 0 whatever x is: no sensitivity (not 0 · x⁻², which is NaN at 0)."""
+    if exponent == 0:
+        return None
+    return unbroadcast(x, direct(_power_backward_op, gg * g * exponent, x, exponent=exponent - 1))
+
+
+def _power_x(g, ans, x, y):
+    """The sensitivity of x in x ** y: one fused operation for a constant real number y (``x ** 2``)."""
+    if type(y) is int or (isinstance(y, float) and type(y) is not bool):
+        return unbroadcast(x, direct(_power_backward_op, g, x, exponent=y))
+    return unbroadcast(x, g * _power_slope(x, y))
+
 
 def _power_slope(x, y, op=power):
     """d(x ** y)/dx = y x^(y−1), with ``op`` ``power`` or ``float_power``. Where x = 0 and y = 0 that is
@@ -241,7 +281,7 @@ RULES = {
         lambda g, ans, x, y: unbroadcast(y, div(-g * ans, y)),
     ),
     "power": (
-        lambda g, ans, x, y: unbroadcast(x, g * _power_slope(x, y)),
+        _power_x,
         lambda g, ans, x, y: unbroadcast(y, g * ans * log(_base_of_log(x, y))),
     ),
     "float_power": (
@@ -271,7 +311,7 @@ RULES = {
     # powers and roots
     "sqrt": (lambda g, ans, x: div(g, 2 * ans),),
     "cbrt": (lambda g, ans, x: div(g, 3 * ans * ans),),
-    "square": (lambda g, ans, x: 2 * g * x,),
+    "square": (lambda g, ans, x: direct(_power_backward_op, g, x, exponent=2),),
     "reciprocal": (lambda g, ans, x: -g * ans * ans,),
     "hypot": (_hypot_rule(True), _hypot_rule(False)),
     # trigonometry, and its inverses: d atan2(x, y) = (y dx − x dy) / (x² + y²)
@@ -290,11 +330,20 @@ RULES = {
     # hyperbolic functions
     "sinh": (lambda g, ans, x: g * cosh(x),),
     "cosh": (lambda g, ans, x: g * sinh(x),),
-    "tanh": (lambda g, ans, x: g * (1 - ans * ans),),
+    "tanh": (lambda g, ans, x: direct(_tanh_backward_op, g, ans),),
     "arcsinh": (lambda g, ans, x: div(g, sqrt(x * x + 1)),),
     "arccosh": (lambda g, ans, x: div(g, sqrt(x - 1) * sqrt(x + 1)),),  # √(x−1)√(x+1): the principal branch
     "arctanh": (lambda g, ans, x: div(g, 1 - x * x),),
     "sinc": (lambda g, ans, x: g * _sinc_slope(x),),
+    # fused pullbacks (above): each rule is written with the fused operation again where it can be
+    "_tanh_backward": (
+        lambda gg, ans, g, t: unbroadcast(g, direct(_tanh_backward_op, gg, t)),
+        lambda gg, ans, g, t: unbroadcast(t, -2 * gg * g * t),
+    ),
+    "_power_backward": (
+        lambda gg, ans, g, x, exponent: unbroadcast(g, direct(_power_backward_op, gg, x, exponent=exponent)),
+        _power_backward_x,
+    ),
 }
 register_rules("elementwise", RULES)
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data
-from ._util import Each, array, composite, ns, real_for, size, wrapper
+from ._util import Each, array, composite, is_complex, ns, real_for, size, wrapper
 from ._util import shape as shape_of
 from .elementwise import astype
 from .indexing import getitem
-from .shape import atleast_1d, atleast_2d, ravel, reshape, take_slice
+from .shape import atleast_1d, atleast_2d, ravel, reshape
 
 
 def _concatenate(*arrays, axis=0):
@@ -61,7 +61,18 @@ def hstack(arrays, *, dtype=None, casting="same_kind"):
 @composite("shape")
 def vstack(arrays, *, dtype=None, casting="same_kind"):
     """``numpy.vstack``: concatenate along the first axis, 1-D arrays becoming rows."""
-    return concatenate([atleast_2d(a) for a in arrays], axis=0, dtype=dtype, casting=casting)
+    arrays = list(arrays)
+    if _vectors_of_one_length(arrays):  # the rows of one stack: one recorded call, not a reshape per row
+        return _cast("vstack", _stack_op(*arrays, axis=0), arrays, dtype, casting)
+    return _cast("vstack", _concatenate_op(*(atleast_2d(a) for a in arrays), axis=0), arrays, dtype, casting)
+
+
+def _vectors_of_one_length(arrays) -> bool:
+    """Whether ``arrays`` are 1-D arrays (plain or tracked, not lists) of one length."""
+    if not arrays:
+        return False
+    first = getattr(arrays[0], "shape", None)
+    return first is not None and len(first) == 1 and all(getattr(a, "shape", None) == first for a in arrays)
 
 
 def _no_out(name: str, out) -> None:
@@ -69,26 +80,47 @@ def _no_out(name: str, out) -> None:
         raise TypeError(f"{name}: out= is not supported on tracked values; use the result it returns")
 
 
-def _pieces_of(i: int, arrays, axis):
-    """Where operand ``i`` of a concatenation lies along ``axis``: ``(start, stop)``."""
+# The rules send every operand its sensitivity in one call (see ``Each``): one pass over the operands,
+# so that joining N arrays costs N slices of ``g`` however large N is.
+
+
+def _concatenate_rule(wanted, g, ans, *arrays, axis=0):
+    """Each array's sensitivity is the slice of ``g`` where it lies along ``axis`` (of flat ``g`` for None)."""
+    along = 0 if axis is None else axis % len(shape_of(ans))
+    lead = (slice(None),) * along
+    real = real_for if is_complex(g) else _same  # a real array's piece of a complex g: its real part
+    out = []
     start = 0
-    for j, a in enumerate(arrays):
-        n = shape_of(a)[axis] if axis is not None else size(shape_of(a))
-        if j == i:
-            return start, start + n
-        start += n
-    raise IndexError(i)
+    for w, a in zip(wanted, arrays):
+        s = shape_of(a)
+        stop = start + (size(s) if axis is None else s[along])
+        if w:
+            piece = _index(g, lead + (slice(start, stop), Ellipsis))
+            out.append(real(a, reshape(piece, s) if axis is None else piece))
+        else:
+            out.append(None)
+        start = stop
+    return out
 
 
-def _concatenate_rule(i, g, ans, *arrays, axis=0):
-    start, stop = _pieces_of(i, arrays, axis)
-    piece = take_slice(g, 0 if axis is None else axis, start, stop)
-    return real_for(arrays[i], reshape(piece, shape_of(arrays[i])) if axis is None else piece)
-
-
-def _stack_rule(i, g, ans, *arrays, axis=0):
+def _stack_rule(wanted, g, ans, *arrays, axis=0):
+    """Each array's sensitivity is ``g`` at its index along the new axis."""
     ndim = len(shape_of(ans))
-    return real_for(arrays[i], getitem(g, (slice(None),) * (axis % ndim) + (i, Ellipsis)))
+    lead = (slice(None),) * (axis % ndim)
+    rest = (Ellipsis,) if len(lead) + 1 < ndim else ()  # none after the last axis: NumPy's scalars for scalars
+    real = real_for if is_complex(g) else _same  # a real array's piece of a complex g: its real part
+    return [real(a, _index(g, (*lead, i, *rest))) if w else None for i, (w, a) in enumerate(zip(wanted, arrays))]
+
+
+def _same(a, piece):
+    """The piece as it is: every piece of a real ``g`` is real."""
+    return piece
+
+
+def _index(g, index: tuple):
+    """``g[index]``, recorded as ``getitem`` where ``g`` is tracked; on a plain ``g`` the backend's own indexing
+    (a view), which a join of N arrays does N times."""
+    return g[index] if data(g) is g else getitem(g, index)
 
 
 RULES = {
@@ -144,8 +176,11 @@ def _cast(name: str, out, arrays, dtype, casting):
 @composite("shape")
 def column_stack(arrays):
     """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
+    arrays = [as_operand(a, "column_stack") for a in arrays]
+    if _vectors_of_one_length(arrays):  # the columns of one stack: one recorded call, not a reshape per column
+        return stack(arrays, axis=1)
     columns = []
-    for a in (as_operand(a, "column_stack") for a in arrays):
+    for a in arrays:
         s = shape_of(a)
         columns.append(reshape(a, (s[0] if s else 1, 1)) if len(s) < 2 else a)
     return concatenate(columns, axis=1)

@@ -348,7 +348,9 @@ RULES = {
     ),
     "tensordot": _real_parts((_tensordot_x, _tensordot_y)),
     "cross": _real_parts((_cross_rule(0), _cross_rule(1))),
-    "einsum": Each(lambda i, g, ans, *operands, **kw: real_for(operands[i], _einsum_rule(i, g, ans, *operands, **kw))),
+    "einsum": Each.one_by_one(
+        lambda i, g, ans, *operands, **kw: real_for(operands[i], _einsum_rule(i, g, ans, *operands, **kw))
+    ),
 }
 register_rules("linalg", RULES)
 
