@@ -42,6 +42,7 @@ def seed(y, Δ, who: str, nest: bool = False):
             # a host Δ (a number, a list, a NumPy array) for a y of another library: one explicit copy
             # to y's library and device, so that every pullback sees values of y's library
             Δ = namespace(value).asarray(Δ, dtype=value.dtype if hasattr(value, "dtype") else None)
+        Δ = _in_precision(Δ, value)
         delta_shape = shape_of(Δ)
     if delta_shape == shape:  # a copy: nothing the walk returns may share memory with the caller's Δ
         return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
@@ -49,6 +50,21 @@ def seed(y, Δ, who: str, nest: bool = False):
         xp = namespace(value)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
     raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
+
+
+def _in_precision(Δ, value):
+    """A real NumPy ``Δ`` (a number or an array) in the precision of a real NumPy ``y`` of another float dtype:
+    a float32 loss back-propagates in float32 whatever number or array its sensitivity is given as."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or dtype.kind != "f" or type(value).__module__ != "numpy":
+        return Δ
+    kind = type(Δ)
+    if kind is float or kind is int:
+        return Δ if dtype.itemsize == 8 else dtype.type(Δ)
+    other = getattr(Δ, "dtype", None)  # a NumPy array or scalar
+    if other is not None and other is not dtype and kind.__module__ == "numpy" and other.kind in "biuf":
+        return Δ.astype(dtype)
+    return Δ
 
 
 def _on_a_device(value) -> bool:

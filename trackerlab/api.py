@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 
 from ._backend import isfinite_scalar, library_name, namespace, shape_of
@@ -109,7 +110,7 @@ def forward(f: Callable, *args):
         found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes)
         if nest:
             return tuple(_as_result(found.get(n), n) for n in nodes)
-        return tuple(_deferred(f, nodes, Δ, i, found.get(n)) for i, n in enumerate(nodes))
+        return tuple(_deferred(f, nodes, Δ, i, found.get(n), data(y)) for i, n in enumerate(nodes))
 
     return y, back
 
@@ -135,15 +136,25 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
     found = {}
     before = RECORDING.on
     RECORDING.on = True
+    if nest:
+        _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
     try:
         for step in _walk(y, Δ, who, nest=nest, stop=stop, pending=False, leaves_only=True):
             if step.node in wanted:
                 found[step.node] = step.delta
     finally:
         RECORDING.on = before
+        if nest:
+            _NESTED.depth -= 1
     if found and lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
         found = dict(land(list(found.items()), who))
     return found
+
+
+# How many recorded (nested) walks of ``_sensitivities`` this thread is inside: what a pullback run by one
+# computes (a custom rule's) is recorded for the walk's caller to differentiate, so a ``gradient(f, Params)``
+# called there records its backward pass too.
+_NESTED = threading.local()
 
 
 def _self_contained(root: Tracked, inputs) -> bool:
@@ -165,7 +176,7 @@ def _self_contained(root: Tracked, inputs) -> bool:
     return True
 
 
-def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
+def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     """The ``i``-th result of ``forward``'s ``back(Δ)`` computed by a plain walk, as one tape node.
 
     Its value is the sensitivity; its pullback differentiates it by running ``f`` and ``back`` again
@@ -180,11 +191,51 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta):
 
     def pullback(sensitivity):
         def component(*xs):
-            return forward(f, *xs)[1](Δ)[i]
+            again, back = forward(f, *xs)
+            _check_replayed(y, again, "forward")
+            return back(Δ)[i]
 
         return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
 
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
+
+
+def _check_replayed(first, again, who: str) -> None:
+    """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
+
+    A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
+    drawn inside ``f`` (dropout, noise) or state that ``f`` changes would make that a different function,
+    and the second derivative silently wrong. Values agree to a few hundred units in the last place (a
+    parallel sum may round differently); lazy values are not computed to be compared."""
+    again = data(again)
+    if _lazy(first) or _lazy(again):
+        return
+    if shape_of(first) == shape_of(again):
+        xp = namespace(first, again)
+        a, b = xp.asarray(first), xp.asarray(again)
+        if xp.isdtype(a.dtype, ("real floating", "complex floating")) and a.dtype == b.dtype:
+            tolerance = 512 * xp.finfo(a.dtype).eps
+            close = xp.abs(a - b) <= tolerance * (1 + xp.abs(a))
+            if bool(xp.all(close | (xp.isnan(a) & xp.isnan(b)))):
+                return
+        elif bool(xp.all(a == b)):
+            return
+    raise RuntimeError(
+        f"{who}: f gave a different value when it was run again for the backward pass "
+        f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "
+        "to differentiate it, so f must give the same value each time: draw random numbers "
+        "(dropout, noise) outside f, or with a fixed seed inside it, and do not let f change state it reads"
+    )
+
+
+def _lazy(value) -> bool:
+    return type(value).__module__.split(".")[0] == "dask"
+
+
+def _brief(value) -> str:
+    if not shape_of(value):
+        return f"{complex(value) if dtype_kind(value) == 'c' else float(value):.6g}"
+    return f"an array of shape {shape_of(value)}"
 
 
 def _check_numbers(y, who: str) -> None:
@@ -236,6 +287,8 @@ def gradient(f: Callable, *args):
     When the arguments are plain and ``f``'s tape reaches nothing made outside the call, the backward
     pass runs on plain arrays and each result is one tape node (``gradient``) that runs ``f`` again if
     it is ever differentiated; so, as with ``checkpoint``, ``f`` should give the same result each time.
+    With ``Params``, the same holds unless an outer differentiation is running (see ``_gradient_params``):
+    the gradients never keep ``f``'s forward tape alive.
 
     >>> import trackerlab as tl
     >>> tl.gradient(lambda a, b: a * b, 2, 3)
@@ -251,12 +304,86 @@ def gradient(f: Callable, *args):
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:
+    """``gradient(f, Params)``. The backward pass is recorded (nested AD, Tracker.jl's ``nest=true``) only
+    where an outer differentiation is running, whose tape may reach the gradients: called inside the ``f``
+    of ``gradient``, ``forward``, ``jacobian`` or ``hessian`` or inside a pullback of their recorded walks,
+    or where ``f``'s tape runs a custom pullback (which may close over values the tape does not show).
+    Otherwise the walk runs on plain arrays
+    (``nest=false``), and each gradient is one tape node over the leaves ``f``'s tape reaches, which runs
+    ``f`` again, recorded, only if it is differentiated (``back_`` of a gradient penalty, say): so the
+    gradients do not keep ``f``'s tape alive, and, as with ``checkpoint``, ``f`` should give the same
+    result each time. A later walk from such a gradient reaches those leaves directly: a value made before
+    the call and passed to ``backprop_steps(..., stop=[...])`` is not a step of it (call ``gradient``
+    inside the outer differentiation's ``f`` to keep every intermediate value on the tape)."""
+    # before ``_run`` counts this call: inside another differentiation's ``f``, or a pullback of a recorded walk
+    outer = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0
     _, y = _run(f, ())
     _check_loss(y, "gradient")
-    found = {}
-    if isinstance(y, _TrackedValue):
-        found = _sensitivities(y, None, "gradient", [p.tracker for p in params], nest=True)
-    return Grads({p.tracker: _as_result(found.get(p.tracker), p.tracker) for p in params}, params)
+    nodes = [p.tracker for p in params]
+    if not isinstance(y, _TrackedValue):
+        return Grads({n: _as_result(None, n) for n in nodes}, params)
+    leaves = None if outer else _leaves_reached(y.tracker)
+    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None)
+    if leaves is None:
+        return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
+    loss = data(y)
+    return Grads({n: _deferred_param(f, n, leaves, found.get(n), loss) for n in nodes}, params)
+
+
+def _leaves_reached(root: Tracked) -> list | None:
+    """The leaves the tape of ``root`` reaches, in a fixed order; ``None`` if a node on it has a custom pullback."""
+    leaves = []
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.isleaf:
+            leaves.append(node)
+            continue
+        if node.f.back is not None:
+            return None
+        for arg in node.f.args:
+            if type(arg) is Tracked and arg not in seen:
+                seen.add(arg)
+                stack.append(arg)
+    return leaves
+
+
+def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
+    """The gradient of ``gradient(f, Params)`` for the parameter ``node``, computed by a plain walk, as one tape
+    node over ``leaves`` (every leaf ``f``'s tape reaches). Its pullback runs ``f`` and the recorded
+    backward pass again and differentiates this gradient, so nested AD gives what an eagerly recorded
+    backward pass would have."""
+    if delta is None:
+        return _as_result(None, node)
+
+    def recorded(first=None):
+        """This gradient, recorded at the leaves' current values (which gave ``f`` the value ``first``)."""
+        _, y = _run(f, ())
+        _check_loss(y, "gradient")
+        if first is not None:
+            _check_replayed(first, y, "gradient")
+        found = _sensitivities(y, None, "gradient", [node], nest=True) if isinstance(y, _TrackedValue) else {}
+        return _as_result(found.get(node), node)
+
+    def gradient(*values):
+        """The parameter's gradient of ``f`` with the leaves at ``values`` (what re-running this tape entry
+        computes; ``check_tape`` runs it at perturbed values). ``f`` reaches the leaves themselves, so they
+        hold ``values`` while it runs, and their own values again after."""
+        saved = [leaf.data for leaf in leaves]
+        try:
+            for leaf, value in zip(leaves, values):
+                leaf.data = value
+            return data(recorded())
+        finally:
+            for leaf, value in zip(leaves, saved):
+                leaf.data = value
+
+    def pullback(sensitivity):
+        found = _sensitivities(recorded(loss), sensitivity, "gradient", leaves, nest=True)
+        return tuple(found.get(leaf) for leaf in leaves)
+
+    return _new(gradient, tuple(leaves), None, delta, back=pullback)
 
 
 def jacobian(f: Callable, x):

@@ -144,10 +144,11 @@ def unbroadcast(x, g):
     if have != target and not unknown_alike(have, target):  # (dask's unknown lengths after a lazy mask match)
         lead = len(have) - len(target)
         axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target) if n == 1 and have[lead + i] != 1)
+        plain = type(g) is _NDARRAY  # a plain walk on NumPy: the array's own methods, without dispatch
         if axes:
-            g = sum(g, axis=axes)
+            g = g.sum(axis=axes) if plain else sum(g, axis=axes)
         if shape(g) != target:
-            g = reshape(g, target)
+            g = g.reshape(target) if plain else reshape(g, target)
     try:
         if g.dtype.kind == "f":  # NumPy's and CuPy's real arrays, the common case: nothing to do
             return g
@@ -246,6 +247,18 @@ def slope_of_abs(x):
 def spread(g, x, axis=None, keepdims=False):
     """Undo a reduction of ``x`` over ``axis``: give ``g`` back its reduced axes (size 1), then broadcast it."""
     target = shape(x)
+    plain = data(x)
+    if type(plain) is _NDARRAY and (type(g) is _NDARRAY or type(g) in _REAL_SCALARS):  # a plain walk on NumPy
+        if not target and type(g) is float:
+            return g
+        xp = namespace(plain)
+        if axis is None and not keepdims:  # a total
+            if target and type(g) in _REAL_SCALARS:  # a plain number: filled in (broadcast_to costs more)
+                return xp.full(target, g)
+        elif not keepdims and target:
+            axes = axes_of(axis, len(target))
+            g = xp.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(target)))
+        return xp.broadcast_to(g, target)
     g = lift(g, x)
     if axis is None and not keepdims:  # a total: the scalar broadcasts as it is
         if target and type(g) in _REAL_SCALARS and not is_lazy(data(x)):  # a plain number: filled in

@@ -13,6 +13,7 @@ import operator
 import string
 from collections import Counter
 
+from .._backend import NDARRAY
 from ..ops import defop, register_rules
 from ._util import Each, composite, inverse_permutation, wrapper
 
@@ -170,6 +171,8 @@ def _as_matrices(g, x, y):
 
 
 def _matmul_x(g, ans, x, y):
+    if type(g) is NDARRAY and type(y) is NDARRAY and g.ndim == 2 and y.ndim == 2:
+        return g @ y.T  # a plain walk: yᵀ is a view that BLAS reads transposed, never a copy
     if len(shape(x)) == 2 and len(shape(y)) == 2:  # matrix times matrix, the common case: g yᵀ
         return matmul(g, mT(y))
     g2, x2, y2 = _as_matrices(g, x, y)
@@ -177,6 +180,8 @@ def _matmul_x(g, ans, x, y):
 
 
 def _matmul_y(g, ans, x, y):
+    if type(g) is NDARRAY and type(x) is NDARRAY and x.ndim == 2 and g.ndim <= 2:
+        return x.T @ g  # a plain walk: xᵀ is a view that BLAS reads transposed, never a copy
     if len(shape(x)) == 2 and len(shape(y)) in (1, 2):  # a matrix times a matrix or a vector: xᵀ g
         return matmul(mT(x), g)
     g2, x2, y2 = _as_matrices(g, x, y)

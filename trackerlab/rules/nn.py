@@ -160,9 +160,27 @@ def _loss_sensitivity(g, like, losses_shape: tuple, reduction: str):
 def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
     # −Σ t log softmax(x): the gradient is softmax(x) Σt − t, per row
     t = _one_hot(targets, logits, axis) if _is_labels(targets) else targets
+    if type(logits) is NDARRAY and not istracked(g) and not istracked(t):
+        return _cross_entropy_plain(g, logits, t, axis, reduction)
     rows = tuple(n for i, n in enumerate(shape(logits)) if i != axis % len(shape(logits)))
     g_rows = expand_dims(_loss_sensitivity(g, logits, rows, reduction), axis)
     return g_rows * (softmax(logits, axis) * sum(t, axis=axis, keepdims=True) - t)
+
+
+def _cross_entropy_plain(g, logits, t, axis: int, reduction: str):
+    """``_cross_entropy_logits`` on NumPy arrays (a plain walk): one fresh array, scaled in place."""
+    xp = ns(logits)
+    out = _softmax(logits, axis)
+    out *= xp.sum(t, axis=axis, keepdims=True)
+    out -= t
+    if reduction == "none":
+        out *= xp.expand_dims(xp.asarray(g, dtype=out.dtype), axis)
+        return out
+    if reduction == "mean":
+        every = shape(logits)
+        g = div(g, size(tuple(n for i, n in enumerate(every) if i != axis % len(every))))
+    out *= xp.asarray(g, dtype=out.dtype)
+    return out
 
 
 def _cross_entropy_targets(g, ans, logits, targets, axis=-1, reduction="mean"):
@@ -198,12 +216,30 @@ RULES = {
     "silu": (lambda g, ans, x: g * (sigmoid(x) * (1 + x * (1 - sigmoid(x)))),),
     "gelu": (lambda g, ans, x: g * _gelu_slope(x),),
     # softmax: J = diag(s) − s sᵀ, so Jᵀg = s (g − Σ g s); log_softmax: Jᵀg = g − softmax Σ g
-    "softmax": (lambda g, ans, x, axis=-1: ans * (g - sum(g * ans, axis=axis, keepdims=True)),),
-    "log_softmax": (lambda g, ans, x, axis=-1: g - exp(ans) * sum(g, axis=axis, keepdims=True),),
+    "softmax": (lambda g, ans, x, axis=-1: _softmax_rule(g, ans, axis),),
+    "log_softmax": (lambda g, ans, x, axis=-1: _log_softmax_rule(g, ans, axis),),
     "cross_entropy": (_cross_entropy_logits, _cross_entropy_targets),
     "binary_cross_entropy_with_logits": (_bce_rule(0), _bce_rule(1)),
 }
 register_rules("nn", RULES)
+
+
+def _softmax_rule(g, ans, axis):
+    if type(g) is NDARRAY and type(ans) is NDARRAY:  # a plain walk on NumPy: one temporary, no dispatch
+        out = g * ans
+        total = ns(ans).sum(out, axis=axis, keepdims=True)
+        out -= ans * total
+        return out
+    return ans * (g - sum(g * ans, axis=axis, keepdims=True))
+
+
+def _log_softmax_rule(g, ans, axis):
+    if type(g) is NDARRAY and type(ans) is NDARRAY:  # a plain walk on NumPy
+        xp = ns(ans)
+        out = xp.exp(ans)
+        out *= xp.sum(g, axis=axis, keepdims=True)
+        return xp.subtract(g, out, out=out)
+    return g - exp(ans) * sum(g, axis=axis, keepdims=True)
 
 
 def _gelu_slope(x):
@@ -212,7 +248,8 @@ def _gelu_slope(x):
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU * (1 + 3 * 0.044715 * x * x)
 
 
-from ..tracked import data  # noqa: E402
+from .._backend import NDARRAY  # noqa: E402
+from ..tracked import data, istracked  # noqa: E402
 from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
 from .elementwise import exp, tanh  # noqa: E402
 from .reductions import sum  # noqa: E402

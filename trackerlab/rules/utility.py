@@ -72,7 +72,8 @@ def _(f, *args):
         before = RECORDING.on
         RECORDING.on = True  # the replay records even inside a plain walk
         try:
-            _, back = forward(f, *args)
+            again, back = forward(f, *args)
+            _check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
             return (None, *back(Δ))
         finally:
             RECORDING.on = before
@@ -80,4 +81,4 @@ def _(f, *args):
     return value, pullback
 
 
-from ..api import forward  # noqa: E402  (checkpoint's pullback replays the forward pass)
+from ..api import _check_replayed, forward  # noqa: E402  (checkpoint's pullback replays the forward pass)
