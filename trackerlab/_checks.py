@@ -79,9 +79,9 @@ def _on_a_device(value) -> bool:
 def check_fresh(node: Tracked) -> None:
     """Raise if an argument of ``node`` changed after ``node`` was recorded (its epoch is newer): a pullback
     reading it would compute the gradient at the wrong point."""
-    epoch = node.f.epoch
-    for i, arg in enumerate(node.f.args):
-        if type(arg) is Tracked and arg.f.epoch > epoch:
+    epoch = node.epoch
+    for i, arg in enumerate(node.args):
+        if type(arg) is Tracked and arg.epoch > epoch:
             name = node.f.name
             what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
             error = RuntimeError(

@@ -32,7 +32,7 @@ def numbering(root: Tracked) -> tuple[dict, dict, dict]:
                 index[node] = len(index)
                 below[node] = ()
                 continue
-            call = node.f
+            call = node  # the node holds its call's fields
             func = call.func
             given = call.args[: func.arity] if type(func) is op_type and func.arity is not None else call.args
             args = below[node] = tuple([a for a in given if type(a) is tracked])

@@ -167,9 +167,9 @@ def _self_contained(root: Tracked, inputs) -> bool:
         node = stack.pop()
         if node in inputs:
             continue
-        if node.isleaf or node.f.back is not None:
+        if node.isleaf or node.back is not None:
             return False
-        for arg in node.f.args:
+        for arg in node.args:
             if type(arg) is Tracked and arg not in seen:
                 seen.add(arg)
                 stack.append(arg)
@@ -340,9 +340,9 @@ def _leaves_reached(root: Tracked) -> list | None:
         if node.isleaf:
             leaves.append(node)
             continue
-        if node.f.back is not None:
+        if node.back is not None:
             return None
-        for arg in node.f.args:
+        for arg in node.args:
             if type(arg) is Tracked and arg not in seen:
                 seen.add(arg)
                 stack.append(arg)

@@ -31,14 +31,19 @@ class Op:
     ``pullback(g, ans, *args, **kwargs)`` with the incoming sensitivity ``g`` and the forward result
     ``ans``. The first ``arity`` positional arguments are array operands (all of them when ``None``);
     later ones are settings, like the shape of ``reshape``.
+
+    ``fits`` is the rule when its family's table declares that it sends each argument a sensitivity of
+    the argument's shape, real for a real argument, by construction (``register_rules(..., fitting=)``);
+    the walk checks what every other rule sends, a rule put in ``rule`` later included.
     """
 
-    __slots__ = ("__wrapped__", "arity", "doc", "family", "impl", "name", "rule")
+    __slots__ = ("__wrapped__", "arity", "doc", "family", "fits", "impl", "name", "rule")
 
     def __init__(self, name: str, impl: Callable, arity: int | None = None, family: str = "", doc: str = ""):
         self.name = name
         self.impl = impl
         self.rule: tuple | None = None
+        self.fits: tuple | None = None
         self.arity = arity
         self.family = family
         self.doc = doc or getattr(impl, "__doc__", None) or f"``{name}`` on tracked or plain values."
@@ -275,8 +280,16 @@ def defop(name: str, impl: Callable, *, arity: int | None = None, family: str = 
     return op
 
 
-def register_rules(family: str, table: dict[str, tuple]) -> None:
-    """Attach each rule of a family's table to the operation of that name."""
+def register_rules(family: str, table: dict[str, tuple], fitting: tuple = ()) -> None:
+    """Attach each rule of a family's table to the operation of that name.
+
+    ``fitting`` names the rules of the table that send each argument a sensitivity of its shape, real for a
+    real argument, by their form: an elementwise function of ``g``, ``ans`` and the argument (all of the
+    argument's shape), or one summed back by ``unbroadcast``. The walk skips its check of what they send
+    (``tests/test_fitting_rules.py`` checks the claim for every shape and kind they take)."""
+    unknown = set(fitting) - set(table)
+    if unknown:
+        raise KeyError(f"register_rules: fitting names {sorted(unknown)}, which the {family} table has no rule for")
     for name, rule in table.items():
         op = _OPS.get(name)
         if op is None:
@@ -284,6 +297,7 @@ def register_rules(family: str, table: dict[str, tuple]) -> None:
         if not isinstance(rule, tuple):
             raise TypeError(f"register_rules: the rule for {name!r} must be a tuple of pullbacks, one per argument")
         op.rule = rule
+        op.fits = rule if name in fitting else None
         op.family = family
 
 

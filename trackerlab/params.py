@@ -99,14 +99,17 @@ def update_(x, Δ, grads=None):
     >>> tl.update_(x, [0.5, 0.5]).data
     array([1.5, 2.5])
     """
-    if not isinstance(x, _TrackedValue) and _is_optimiser(x):
+    if isinstance(x, _TrackedValue):
+        node = x.tracker
+    elif _is_optimiser(x):
         opt, params = x, Δ
         if grads is None:
             raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
         for p in params:
             update_(p, -opt.apply(p, data(grads[p])))
         return params
-    node = tracker(x)
+    else:
+        node = tracker(x)
     if node is None:
         raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
     if not node.isleaf:
@@ -116,7 +119,7 @@ def update_(x, Δ, grads=None):
             "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
         )
     value = node.data
-    step = _step(data(Δ), value)
+    step = Δ if type(Δ) is float and type(value) is float else _step(data(Δ), value)
     if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
         try:
             _setflags(value, True)

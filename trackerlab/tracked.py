@@ -41,7 +41,7 @@ def _changed(node: Tracked) -> None:
     global _EPOCH
     with _EPOCH_LOCK:
         _EPOCH += 1
-        node.f.epoch = _EPOCH  # a leaf's call is its own (see ``_leaf``)
+        node.epoch = _EPOCH
 
 
 class Call:
@@ -49,8 +49,11 @@ class Call:
 
     Tracked arguments are held as their ``Tracked`` nodes, other arguments as they were given.
     ``call.name`` names the operation, and calling the ``Call`` recomputes its plain value.
-    ``call.epoch`` is the count of leaf changes when the call was recorded; a leaf has a call of its
-    own, whose epoch says when the leaf's value last changed. The walk compares the two.
+    ``call.epoch`` is the count of leaf changes when the call was recorded; for a leaf, the count when
+    its value last changed. The walk compares the two.
+
+    The tape itself stores a call's fields on its node (one object per operation, not two);
+    ``node.f`` shows them as a ``Call`` (see ``_CallOf``), and ``Tracked(call, value)`` copies them in.
 
     >>> Call(operator.add, 1, 2)
     Call(add, (1, 2))
@@ -90,22 +93,42 @@ def _name_of(func) -> str:
     return getattr(func, "name", None) or getattr(func, "__name__", None) or type(func).__name__
 
 
-_LEAF = Call()  # stands for "a leaf" when building a node by hand; each leaf gets a call of its own
+class _CallOf(Call):
+    """``node.f``: the call stored on the node itself, seen as a ``Call`` (reads and writes go to the node)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Tracked):
+        self.node = node
+
+    func = property(lambda self: self.node.func)
+    args = property(lambda self: self.node.args)
+    kwargs = property(lambda self: self.node.kwargs)
+    back = property(lambda self: self.node.back)
+
+    @property
+    def epoch(self) -> int:
+        return self.node.epoch
+
+    @epoch.setter
+    def epoch(self, value: int) -> None:
+        self.node.epoch = value
+
+
+_LEAF = Call()  # stands for "a leaf" when building a node by hand
 
 
 def _leaf(value, grad) -> Tracked:
-    """A new leaf node holding ``value``, with a call of its own that records when the value changes.
+    """A new leaf node holding ``value``, its epoch the count of changes so far.
 
     Built with slot stores, as ``_new`` builds a node: a third of the cost of ``Tracked(_LEAF, ...)``
     (``forward`` makes a leaf per input, a nested walk one per plain sensitivity)."""
-    call = _call_new(Call)
-    call.func = None
-    call.args = ()
-    call.kwargs = _NO_KWARGS
-    call.back = None
-    call.epoch = _EPOCH
     node = _tracked_new(Tracked)
-    node.f = call
+    node.func = None
+    node.args = ()
+    node.kwargs = _NO_KWARGS
+    node.back = None
+    node.epoch = _EPOCH
     node.isleaf = True
     node.grad = grad
     node.ref = 0
@@ -116,22 +139,25 @@ def _leaf(value, grad) -> Tracked:
 class Tracked:
     """A node of the tape: the value, the ``Call`` that made it, and its gradient.
 
-    ``.f`` is the call (``Call(None)`` for a leaf), ``.isleaf`` says whether it is a parameter,
-    ``.grad`` is the gradient accumulated by ``back_`` (leaves only), ``.ref`` counts how many
-    recorded calls took this node as an argument (the walk reads it: a node with ``ref == 1`` has one
-    use), and ``.data`` is the plain value.
+    ``.f`` is the call (``Call(None)`` for a leaf); the node stores the call's fields itself (``.func``,
+    ``.args``, ``.kwargs``, ``.back``, ``.epoch``), which is what the engine reads. ``.isleaf`` says
+    whether it is a parameter, ``.grad`` is the gradient accumulated by ``back_`` (leaves only),
+    ``.ref`` counts how many recorded calls took this node as an argument (the walk reads it: a node
+    with ``ref == 1`` has one use), and ``.data`` is the plain value.
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
-    __slots__ = ("__weakref__", "data", "f", "grad", "isleaf", "ref")
+    __slots__ = ("__weakref__", "args", "back", "data", "epoch", "func", "grad", "isleaf", "kwargs", "ref")
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
         for arg in f.args:  # a node built by hand is a recorded call too
             if type(arg) is Tracked:
                 arg.ref += 1
-        if f is _LEAF:  # a call of its own, to record changes of this leaf's value in
-            f = Call()
-        self.f = f
+        self.func = f.func
+        self.args = f.args
+        self.kwargs = f.kwargs
+        self.back = f.back
+        self.epoch = _EPOCH if f is _LEAF else f.epoch
         self.isleaf = isleaf
         self.grad = grad
         self.ref = 0
@@ -140,8 +166,13 @@ class Tracked:
             ANOMALY.record(self)
 
     @property
+    def f(self) -> Call:
+        """The call that made this node (``Call(None)`` for a leaf)."""
+        return _CallOf(self)
+
+    @property
     def op(self) -> str:
-        return self.f.name
+        return _name_of(self.func)
 
     @property
     def shape(self) -> tuple:
@@ -170,20 +201,19 @@ _NO_KWARGS: dict = {}  # shared by every call recorded without keyword arguments
 def _new(op, args: tuple, kwargs, out, back=None):
     """Record ``out = op(*args)`` and return it tracked (the engine's one place that grows the tape).
 
-    ``args`` holds tracked operands as their nodes. The hot path of every operation: the node, its
-    call and its wrapper are made with ``__new__`` and slot stores, which costs a third of ``__init__``.
+    ``args`` holds tracked operands as their nodes. The hot path of every operation: the node (which
+    holds its call's fields) and its wrapper are made with ``__new__`` and slot stores, which costs a
+    third of ``__init__``.
     """
     for arg in args:
         if type(arg) is Tracked:
             arg.ref += 1
-    call = _call_new(Call)
-    call.func = op
-    call.args = args
-    call.kwargs = kwargs or _NO_KWARGS
-    call.back = back
-    call.epoch = _EPOCH
     node = _tracked_new(Tracked)
-    node.f = call
+    node.func = op
+    node.args = args
+    node.kwargs = kwargs or _NO_KWARGS
+    node.back = back
+    node.epoch = _EPOCH
     node.isleaf = False
     node.grad = None
     node.ref = 0
@@ -395,7 +425,6 @@ def _plain_number(x, spelling: str) -> None:
         )
 
 
-_call_new = Call.__new__
 _tracked_new = Tracked.__new__
 _array_new = TrackedArray.__new__
 _real_new = TrackedReal.__new__

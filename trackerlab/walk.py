@@ -43,7 +43,7 @@ class Step:
 
     @property
     def op(self) -> str:
-        return self.node.f.name
+        return self.node.op
 
     @property
     def isleaf(self) -> bool:
@@ -79,7 +79,8 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
     if root is None:
         raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
     g = seed(y, Δ, who, nest)
-    stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
+    if stop:
+        stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
     uses = _count_uses(root, stop)
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
@@ -99,27 +100,31 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
             yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
             index += 1
             continue
-        call = node.f
-        args = call.args
+        args = node.args  # the node holds its call's fields (``node.f`` shows them as a ``Call``)
         try:
-            if len(args) == 1 and not nest and call.back is None and not call.kwargs:
+            if len(args) == 1 and not nest and node.back is None and not node.kwargs:
                 # A plain unary call (most nodes of a chain): the general loop below, unrolled; through
                 # the loop, the walk of a chain of scalar ops takes about a third longer.
                 x = args[0]
                 s = None
                 if type(x) is Tracked:
-                    rule = call.func.rule[0]
+                    func = node.func
+                    rules = func.rule
+                    rule = rules[0]
                     if rule is not None:
                         value = x.data
                         s = rule(g, node.data, value)
-                        kind = type(s)  # what the pullback sent must fit its argument: a fast test first
-                        if kind is NDARRAY:
-                            if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                        # What it sent must fit its argument (a fast test first), unless the rule's form
+                        # says it does (``Op.fits``: elementwise rules, those summed back by unbroadcast)
+                        if rules is not getattr(func, "fits", None):
+                            kind = type(s)
+                            if kind is NDARRAY:
+                                if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                                    check_sent(node, (s,))
+                            elif (kind is not float or type(value) is not float) and (
+                                kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
+                            ):
                                 check_sent(node, (s,))
-                        elif (kind is not float or type(value) is not float) and (
-                            kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
-                        ):
-                            check_sent(node, (s,))
                     left = uses.get(x)
                     if left is None:  # its only use: nothing is waiting for it yet
                         if s is not None:
@@ -133,25 +138,30 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                             push(x)
                 sent = [s]
             else:
-                sent = _custom(node, g, nest) if call.back is not None else _pullback(node, g, nest)
-                checked = False  # check_sent looks at every sensitivity: once per node is enough
+                if node.back is not None:
+                    sent = _custom(node, g, nest)
+                    checked = False
+                else:
+                    sent = _pullback(node, g, nest)
+                    # a rule whose form fits its arguments (``Op.fits``) needs no check; for the others,
+                    # check_sent looks at every sensitivity: once per node is enough
+                    checked = node.func.rule is getattr(node.func, "fits", None)
                 for arg, s in zip(args, sent):
                     if type(arg) is not Tracked:
                         continue
                     if s is not None:
-                        value = arg.data
-                        kind = type(s)
-                        if checked:
-                            pass
-                        elif kind is NDARRAY:
-                            if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                        if not checked:
+                            value = arg.data
+                            kind = type(s)
+                            if kind is NDARRAY:
+                                if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
+                                    check_sent(node, sent)
+                                    checked = True
+                            elif (kind is not float or type(value) is not float) and (
+                                kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
+                            ):
                                 check_sent(node, sent)
                                 checked = True
-                        elif (kind is not float or type(value) is not float) and (
-                            kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
-                        ):
-                            check_sent(node, sent)
-                            checked = True
                         waiting[arg] = waiting[arg] + s if arg in waiting else s
                     left = uses.get(arg)
                     if left is None:  # its only use
@@ -198,10 +208,9 @@ def _count_uses(root: Tracked, stop) -> dict:
         node = stack.pop()
         if node.isleaf or (stop and node in stop):
             continue
-        call = node.f
-        if call.epoch != latest:
+        if node.epoch != latest:
             check_fresh(node)
-        for arg in call.args:
+        for arg in node.args:
             if type(arg) is Tracked:
                 if arg.ref == 1:
                     push(arg)
@@ -216,7 +225,7 @@ def _count_uses(root: Tracked, stop) -> dict:
 def _release(node: Tracked, stop, uses, ready) -> None:
     if node.isleaf or (stop and node in stop):
         return
-    for arg in node.f.args:
+    for arg in node.args:
         if type(arg) is Tracked:
             left = uses.get(arg)
             if left is None or left == 1:
@@ -231,7 +240,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     Plain walks of binary calls without settings (most of any tape, with the unary calls the walk runs
     itself) skip the general loop.
     """
-    call = node.f
+    call = node  # the node holds its call's fields
     if nest and not isinstance(g, _TrackedValue) and not defers(g):
         # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
         g = _wrap(_leaf(g, None))
@@ -266,7 +275,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
         sent = pullbacks(wanted, g, ans, *xs, **kwargs)
         if len(sent) != len(args):
             raise ValueError(
-                f"{call.name}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
+                f"{node.op}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
                 "it must send one per operand"
             )
         return [s if w else None for w, s in zip(wanted, sent)]

@@ -345,7 +345,16 @@ RULES = {
         _power_backward_x,
     ),
 }
-register_rules("elementwise", RULES)
+# The rules whose sensitivities have their argument's shape and kind by their form (elementwise in g, ans
+# and x, or summed back by unbroadcast): the walk does not check what they send (see ``register_rules``).
+FITTING = (
+    *("add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive"),
+    *("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2"),
+    *("sqrt", "cbrt", "square", "reciprocal", "hypot"),
+    *("sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "deg2rad", "rad2deg"),
+    *("sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh"),
+)
+register_rules("elementwise", RULES, fitting=FITTING)
 
 
 def _dtype(x):

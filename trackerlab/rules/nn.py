@@ -160,7 +160,7 @@ def _loss_sensitivity(g, like, losses_shape: tuple, reduction: str):
 def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
     # −Σ t log softmax(x): the gradient is softmax(x) Σt − t, per row
     t = _one_hot(targets, logits, axis) if _is_labels(targets) else targets
-    if type(logits) is NDARRAY and not istracked(g) and not istracked(t):
+    if type(logits) is NDARRAY and not istracked(g) and not istracked(t) and not lazy_in((g, t)):  # (dask: lazily)
         return _cross_entropy_plain(g, logits, t, axis, reduction)
     rows = tuple(n for i, n in enumerate(shape(logits)) if i != axis % len(shape(logits)))
     g_rows = expand_dims(_loss_sensitivity(g, logits, rows, reduction), axis)
@@ -249,6 +249,7 @@ def _gelu_slope(x):
 
 
 from .._backend import NDARRAY  # noqa: E402
+from ..lazy import lazy_in  # noqa: E402
 from ..tracked import data, istracked  # noqa: E402
 from ._util import array, div, keep, lift, mask, ns, shape, size, unbroadcast  # noqa: E402  (the families' rules use each other)
 from .elementwise import exp, tanh  # noqa: E402
