@@ -26,8 +26,8 @@ def test_binder_files_name_python_311_and_the_package_itself():
         for line in (BINDER / "requirements.txt").read_text(encoding="utf-8").splitlines()
         if line.split("#")[0].strip()
     ]
-    # the package's own dependencies run every tutorial: nothing else to install
-    assert requirements == ["."]
+    # the package with the extras the tutorials name (06 needs dask): nothing else to install
+    assert requirements == [".[dask]"]
 
 
 def test_the_readme_badge_opens_the_first_tutorial_in_jupyterlab():

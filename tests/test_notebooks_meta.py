@@ -28,7 +28,10 @@ TUTORIALS = {
     "03": ("backprop_as_a_graph_walk", {"en", "ja", "zh"}),
     "04": ("training_a_small_model", {"en", "ja", "zh"}),
     "05": ("finding_a_wrong_gradient", {"en", "ja", "zh"}),
+    "06": ("when_data_outgrows_memory", {"en", "ja", "zh"}),
 }
+# The extras of pyproject.toml a tutorial needs besides the package itself (it says so in its first cell).
+EXTRAS = {"06": ("dask",)}
 NAME = re.compile(r"^(?P<number>\d\d)_(?P<topic>[a-z0-9]+(?:_[a-z0-9]+)*)\.(?P<language>en|ja|zh)\.ipynb$")
 MACHINE_PATH = re.compile(
     r"(/home/\w|/root/|/Users/\w|/tmp/\w|/work/\w|/opt/\w|/usr/(?:lib|local)|site-packages|[A-Za-z]:\\\\\w|\\\\Users\\\\)"
@@ -192,9 +195,14 @@ def test_random_numbers_come_from_fixed_seeds(path):
 IMPORT_NAMES = {"ipython": "IPython"}
 
 
-def _installed_with_the_package() -> set[str]:
-    """The modules that installing trackerlab brings: its own, its dependencies', and the standard library's."""
-    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+def _installed_with_the_package(extras=()) -> set[str]:
+    """The modules that installing trackerlab (with ``extras``) brings: its own, its dependencies', and the
+    standard library's."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    dependencies = list(project["dependencies"])
+    for extra in extras:
+        assert extra in project.get("optional-dependencies", {}), f"pyproject.toml has no {extra!r} extra"
+        dependencies += project["optional-dependencies"][extra]
     names = {re.match(r"[A-Za-z0-9_.-]+", requirement).group(0).lower() for requirement in dependencies}
     return {"trackerlab", *sys.stdlib_module_names, *(IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names)}
 
@@ -213,9 +221,14 @@ def _imported(source: str) -> set[str]:
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
 def test_a_tutorial_needs_nothing_that_installing_trackerlab_does_not_install(path):
-    # `pip install trackerlab-ad`, then open any tutorial: no "No module named ..." in any cell
-    allowed = _installed_with_the_package()
-    for i, cell in enumerate(_code_cells(_read(path)), start=1):
+    # `pip install trackerlab-ad`, then open any tutorial: no "No module named ..." in any cell; a tutorial
+    # that needs an extra says so in its first cell, as `pip install "trackerlab-ad[extra] @ ..."`
+    extras = EXTRAS.get(path.name[:2], ())
+    allowed = _installed_with_the_package(extras)
+    nb = _read(path)
+    for extra in extras:
+        assert f'pip install "trackerlab-ad[{extra}] @ ' in nb.cells[0].source, f"{path.name}: say it needs [{extra}]"
+    for i, cell in enumerate(_code_cells(nb), start=1):
         missing = _imported(cell.source) - allowed
         assert not missing, f"{path.name}: code cell {i} imports {sorted(missing)}, which trackerlab does not install"
 

@@ -100,6 +100,15 @@ def _library(value) -> str:
 _DEFERRING = frozenset({"numpy", "cupy", "builtins"})
 
 
+def is_lazy(value) -> bool:
+    """Whether ``value`` is a lazy (dask) array or scalar, whose numbers exist only once computed.
+
+    >>> is_lazy(1.0)
+    False
+    """
+    return type(value).__module__.startswith("dask")
+
+
 def defers(value) -> bool:
     """Whether ``value op tracked`` hands the operation to the tracked value (Python numbers, NumPy and
     CuPy arrays do; array-API-strict arrays raise instead)."""

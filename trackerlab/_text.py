@@ -22,8 +22,9 @@ import math
 
 import numpy as np
 
+from ._backend import is_lazy as _lazy  # a dask array is described by its shape and chunks, never computed here
 from ._backend import to_host
-from ._language import _
+from ._language import _, ngettext
 
 INLINE = 16  # arrays with at most this many elements are written out in full inside other reprs
 
@@ -59,6 +60,8 @@ def _host(d):
 
 def _plain(value) -> str:
     """A scalar as Python prints it (``6.0``, not ``np.float64(6.0)``), an array as NumPy prints it."""
+    if _lazy(value):
+        return repr(value)
     value = _host(value)
     if getattr(value, "ndim", 0) == 0 and hasattr(value, "item") and not isinstance(value, np.generic):
         value = value.item()  # a 0-d array of any backend
@@ -98,8 +101,8 @@ def _inline(d) -> str:
     if d is None:
         return "None"
     if getattr(d, "ndim", 0):
-        if d.size > INLINE:
-            return f"<{'×'.join(map(str, d.shape))} {dtype_text(d)}>"
+        if d.size > INLINE or _lazy(d):
+            return f"<{'×'.join(map(str, d.shape))} {dtype_text(d)}{' lazy' if _lazy(d) else ''}>"
         return repr(_host(d).tolist())
     if hasattr(d, "shape") or isinstance(d, np.generic | bool | int | float | complex):
         return _plain(d)
@@ -194,6 +197,8 @@ def summary(value, *, limit: int = 6, compact: bool = False) -> str:
         return number(value)
     if not compact and isinstance(value, int):
         return str(value)
+    if _lazy(value):  # a dask array: what is known without computing it
+        return lazy_text(value)
     try:
         a = np.asarray(value) if isinstance(value, list) and not compact else to_host(value)
     except (TypeError, ValueError, RuntimeError):
@@ -228,3 +233,45 @@ def _nested(a) -> str:
 
 def _numeric_list(x) -> bool:
     return isinstance(x, list | tuple) and len(x) > 0 and all(isinstance(v, int | float) for v in x)
+
+
+def chunks_text(x) -> str:
+    """A lazy value's largest chunk and number of blocks: ``250000×8 · 8 blocks`` (``""`` for a 0-d value)."""
+    chunksize = tuple(getattr(x, "chunksize", ()))
+    if not chunksize:
+        return ""
+    blocks = getattr(x, "npartitions", None)
+    text = "×".join(str(n) for n in chunksize)
+    if blocks is not None:
+        text += " · " + ngettext("{count} block", "{count} blocks", blocks).format(count=f"{blocks:,}")
+    return text
+
+
+def size_text(x) -> str:
+    """The size a lazy value's values will take once computed, from the shape and dtype: ``16 MB``."""
+    size = getattr(x, "nbytes", None)
+    if size is None or size != size:  # unknown: a dimension of unknown length (nan)
+        return "?"
+    size = float(size)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.3g} {unit}"
+        size /= 1000
+    return f"{size:.3g} TB"
+
+
+def lazy_text(x, chunks: bool = True) -> str:
+    """A lazy value in one line: ``lazy 8×5 float64, chunks 4×5 · 2 blocks`` (without the chunks when
+    ``chunks`` is false); its values are not read."""
+    shape, dtype, blocks = tuple(getattr(x, "shape", ())), dtype_text(x), chunks_text(x) if chunks else ""
+    if not shape:
+        return _("lazy {dtype} scalar").format(dtype=dtype)
+    if not blocks:
+        return _("lazy {shape} {dtype}").format(shape=shape_text(shape), dtype=dtype)
+    return _("lazy {shape} {dtype}, chunks {chunks}").format(shape=shape_text(shape), dtype=dtype, chunks=blocks)
+
+
+def lazy_brief(x) -> str:
+    """A lazy value beside its shape and dtype (a tape line, a box): ``lazy · chunks 4×5 · 2 blocks``."""
+    blocks = chunks_text(x)
+    return _("lazy") + (" · " + _("chunks {chunks}").format(chunks=blocks) if blocks else "")

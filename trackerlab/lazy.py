@@ -11,18 +11,9 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from ._backend import NDARRAY, REAL_SCALARS, namespace
+from ._backend import NDARRAY, REAL_SCALARS, is_lazy, namespace
 
 __all__ = ["compute", "is_lazy", "progress"]
-
-
-def is_lazy(value) -> bool:
-    """Whether ``value`` is a lazy (dask) array or scalar, whose numbers exist only once computed.
-
-    >>> is_lazy(1.0)
-    False
-    """
-    return type(value).__module__.startswith("dask")
 
 
 def lazy_in(values) -> bool:

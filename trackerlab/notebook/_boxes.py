@@ -9,6 +9,7 @@ from collections import deque
 from .._order import numbering
 from ..tracked import Tracked
 from ._i18n import _
+from ._lazy import is_lazy, lazy_brief, lazy_text
 from ._tape import dtype_text, names, shape_text, short, tape
 
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
@@ -67,7 +68,7 @@ def boxes_and_edges(
     if not constants:  # write each constant operand into its call's box
         values = {e.key: e.value for e in entries if e.const}
         for box in boxes.values():
-            box["folded"] = [f"const {p + 1} = {short(values[k], 3)}" for p, k in box["folded"]]
+            box["folded"] = [f"const {p + 1} = {_constant(values[k])}" for p, k in box["folded"]]
     if keep is not None:
         boxes["more"] = _box("more", "more", None, None, None, operands=0)
         boxes["more"]["hidden"] = len(index) - len(keep)
@@ -111,16 +112,27 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
     if extra:
         lines.append(f"({', '.join(extra)})")
     if show_data:
-        lines.append(_("data {value}").format(value=short(data, 3)))
+        lines.append(_("data {value}").format(value=_value(data)))
         if shown is None:
             if node.grad is not None:
-                lines.append(_("grad {value}").format(value=short(node.grad, 3)))
+                lines.append(_("grad {value}").format(value=_value(node.grad)))
         elif node in shown:
             done = box["state"] in ("done", "current")
             word = _("grad {value}") if node.isleaf and done else "Δ {value}"
-            lines.append(word.format(value=short(shown[node], 3)))
+            lines.append(word.format(value=_value(shown[node])))
     lines.extend(box["folded"])
     return _clip(head), [_clip(line) for line in lines]
+
+
+def _value(x) -> str:
+    """A value of the box's node, whose shape and dtype the box already shows: a few numbers, or for a lazy
+    (dask) value its chunks."""
+    return lazy_brief(x) if is_lazy(x) else short(x, 3)
+
+
+def _constant(x) -> str:
+    """A constant written into its call's box: a few numbers, or for a lazy (dask) one its shape and dtype."""
+    return lazy_text(x, chunks=False) if is_lazy(x) else short(x, 3)
 
 
 def _clip(text: str) -> str:

@@ -9,12 +9,14 @@ import math
 
 from .._text import number
 from ..tracked import Tracked
+from ._lazy import is_lazy
 
 __all__ = ["CHAIN", "chain"]
 
 
 def _is_scalar(v) -> bool:
-    return isinstance(v, int | float) or getattr(v, "ndim", None) == 0
+    """A number here and now: a Python or 0-d array scalar, not a lazy (dask) one, which is never computed."""
+    return isinstance(v, int | float) or (getattr(v, "ndim", None) == 0 and not is_lazy(v))
 
 
 n = number

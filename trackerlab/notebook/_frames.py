@@ -14,6 +14,7 @@ from .._order import numbering
 from ..tracked import Tracked
 from ._chain import chain
 from ._i18n import _
+from ._lazy import is_lazy
 from ._stepvalues import constant, plain, text
 from ._tape import names as forward_names
 
@@ -45,6 +46,7 @@ class Frames:
         arrived: dict[Tracked, list] = {}  # node → [(who sent it, value), ...] not yet processed
         grads: dict[Tracked, object] = {}
         self.done: list[str] = []
+        self.lazy = False  # whether the walk's values are lazy (dask): frames describe them, compute nothing
         for step in walk:
             if len(self.walk) == max_steps:
                 self.truncated = True
@@ -68,6 +70,8 @@ class Frames:
                         entry["holds"] = [v for who, v in arrived[arg]]
             if node.isleaf:
                 grads[node] = step.delta if node not in grads else grads[node] + step.delta
+            if is_lazy(step.delta):
+                self.lazy = True
             self.done.append(label)
             self.frames.append(
                 {
@@ -170,7 +174,14 @@ class Frames:
             )
         lines = [head]
         parts = s["contributions"]
-        if len(parts) > 1:
+        if len(parts) > 1 and is_lazy(s["delta"]):  # lazy parts: their descriptions added up say nothing more
+            sources = ", ".join(who for who, v in parts)
+            lines.append(
+                _("Δ arrived: {delta}  (used {count} times: from {sources})").format(
+                    delta=text(s["delta"]), count=len(parts), sources=sources
+                )
+            )
+        elif len(parts) > 1:
             summed = " + ".join(text(v) for who, v in parts)
             sources = ", ".join(who for who, v in parts)
             lines.append(
@@ -197,7 +208,11 @@ class Frames:
                 else:
                     what = f"{e['formula']} = {e['product']} = {text(e['value'])}"
                 holds = e.get("holds", [])
-                if len(holds) > 1:
+                if len(holds) > 1 and is_lazy(e["value"]):
+                    what += _("  ({node} now holds the sum of {count}: {total})").format(
+                        node=e["to"], count=len(holds), total=text(_sum(holds))
+                    )
+                elif len(holds) > 1:
                     what += _("  ({node} now holds {sum} = {total})").format(
                         node=e["to"], sum=" + ".join(text(h) for h in holds), total=text(_sum(holds))
                     )
@@ -206,6 +221,13 @@ class Frames:
         lines.append(_("pending: {values}").format(values=pending or _("none")))
         grads = ", ".join(f"{self.name(leaf)} = {text(v)}" for leaf, v in s["grads"].items())
         lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
+        if is_lazy(s["delta"]):
+            lines.append(
+                _(
+                    "lazy (dask): shapes and chunks only, nothing computed here; "
+                    "back_ computes the grads in one dask.compute"
+                )
+            )
         return "\n".join(lines)
 
 

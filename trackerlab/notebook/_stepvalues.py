@@ -11,18 +11,22 @@ from .._backend import to_host
 from .._text import shape_text, summary
 from ..tracked import Tracked, istracked
 from ._i18n import _
+from ._lazy import is_lazy, lazy_text
 
 __all__ = ["constant", "plain", "text"]
 
 
 def plain(value):
-    """A value as plain Python data: a float for a scalar, nested lists for an array, ``None`` for none."""
+    """A value as plain Python data: a float for a scalar, nested lists for an array, ``None`` for none,
+    and for a lazy (dask) value its description (``lazy 8×5 float64, chunks 4×5 · 2 blocks``), uncomputed."""
     if value is None:
         return None
     if istracked(value) or isinstance(value, Tracked):
         value = value.data
     if callable(value) and not hasattr(value, "shape"):
         return getattr(value, "__name__", type(value).__name__)
+    if is_lazy(value):  # a dask array stays uncomputed: its description stands for it
+        return lazy_text(value)
     try:
         a = to_host(value)  # device values: an explicit copy of what is shown
     except (TypeError, ValueError):

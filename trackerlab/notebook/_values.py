@@ -11,8 +11,9 @@ import numpy as np
 from .._backend import to_host
 from .._text import number
 from ._i18n import _
+from ._lazy import is_lazy, lazy_text, size_text
 
-__all__ = ["array_html", "stats"]
+__all__ = ["array_html", "lazy_html", "stats"]
 
 _BARS = "▁▂▃▄▅▆▇█"
 TABLE_ROWS = 12
@@ -24,7 +25,10 @@ def array_html(x, empty: str) -> str:
     """``x`` as HTML: a number, a table, or a summary; ``empty`` says why there is no value."""
     if x is None:
         return f'<div class="tl-none">{escape(empty)}</div>'
-    a = to_host(x.data if hasattr(x, "tracker") else x)
+    x = x.data if hasattr(x, "tracker") else x
+    if is_lazy(x):
+        return lazy_html(x)
+    a = to_host(x)
     if a.ndim == 0:
         return f'<div class="tl-scalar">{escape(number(a[()], compact=True))}</div>'
     if a.ndim <= 2 and a.shape[0] <= TABLE_ROWS and (a.ndim == 1 or a.shape[1] <= TABLE_COLUMNS) and a.size:
@@ -33,6 +37,14 @@ def array_html(x, empty: str) -> str:
         if a.size // (a.shape[-2] * a.shape[-1]) <= TABLE_SLICES:
             return _slices(a)
     return _summary(a)
+
+
+def lazy_html(x) -> str:
+    """A lazy (dask) value: what it is and how large it will be, never its values (nothing is computed)."""
+    return (
+        f'<div class="tl-none">{escape(_("lazy: not computed"))}</div>'
+        f'<div class="tl-dim">{escape(lazy_text(x))} · {escape(size_text(x))}</div>'
+    )
 
 
 def _slices(a) -> str:

@@ -11,6 +11,7 @@ from .._backend import device_of
 from .._order import numbering
 from ..tracked import Tracked, istracked
 from ._i18n import _, ngettext
+from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
 from ._tape import as_node, dtype_text, label_map, operands, shape_text, short
 from ._values import array_html
 
@@ -46,6 +47,7 @@ _STYLE = (
     + """.tl-repr .tl-head{margin-bottom:4px}.tl-repr .tl-kind{font-weight:bold}
 .tl-repr .tl-dim{color:var(--tl-dim)}.tl-repr .tl-warn{color:var(--tl-warn);font-weight:bold}
 .tl-repr .tl-badge{border:1px solid var(--tl-border);border-radius:3px;padding:0 4px;margin-left:4px}
+.tl-repr .tl-lazy{color:var(--tl-grad);border-style:dashed}
 .tl-repr .tl-op{color:var(--tl-op);font-weight:bold}.tl-repr .tl-leaf{color:var(--tl-leaf);font-weight:bold}
 .tl-repr .tl-name{font-weight:bold}.tl-repr .tl-grad{color:var(--tl-grad)}
 .tl-repr .tl-panels{display:flex;flex-wrap:wrap;gap:12px;margin:4px 0}
@@ -109,6 +111,13 @@ def _header(value, root: Tracked, names: dict, count: int) -> str:
             '<span class="tl-badge">'
             + _("made by {op}").format(op=f'<span class="tl-op">{escape(root.f.name)}</span>')
             + "</span>"
+        )
+    if is_lazy(data):  # dask: what is known without computing, and a badge saying it is not computed
+        chunks = chunks_text(data)
+        chunks = _("chunks {chunks}").format(chunks=chunks) + " · " if chunks else ""
+        origin += (
+            f'<span class="tl-badge tl-lazy">{escape(_("lazy"))}</span>'
+            f'<span class="tl-dim"> · {escape(chunks + size_text(data))}</span>'
         )
     values = ngettext("{count} value on the tape", "{count} values on the tape", count).format(count=f"{count:,}")
     name = names.get(root)
@@ -278,7 +287,12 @@ class _Tree:
             parts.append(f'<a class="tl-dim" href="#tl-@{key}">{escape(_("↺ shown above"))}</a>')
             return " ".join(parts)
         parts.append(f'<span class="tl-dim">{escape(shape_text(tuple(getattr(node.data, "shape", ()))))}</span>')
-        parts.append(escape(short(node.data)))
+        parts.append(escape(_brief(node.data)))
         if node.grad is not None:
-            parts.append(f'<span class="tl-grad">∇ {escape(short(node.grad))}</span>')
+            parts.append(f'<span class="tl-grad">∇ {escape(_brief(node.grad))}</span>')
         return f'<span id="tl-@{key}">{" ".join(parts)}</span>'
+
+
+def _brief(x) -> str:
+    """A node's value on its tape line, beside its shape: a few numbers, or for a lazy (dask) value its chunks."""
+    return lazy_brief(x) if is_lazy(x) else short(x)

@@ -140,6 +140,15 @@ class BackpropStepper(widgets.VBox):
                     "(pass max_steps= to show more; thousands of frames slow the browser down)."
                 ).format(count=max_steps)
             )
+        if self._frames.lazy:
+            notes.append(
+                _(
+                    "The tape holds lazy dask arrays: each frame shows what the walk would compute (shapes, "
+                    "dtypes and chunks), and nothing is computed here. tl.back_(y) computes the gradients of "
+                    "in-memory parameters in one dask.compute; the gradient of a dask parameter stays lazy until you "
+                    "compute it."
+                )
+            )
         if count > static_frames:
             notes.append(
                 _(
@@ -164,7 +173,8 @@ class BackpropStepper(widgets.VBox):
     def steps(self) -> list[dict]:
         """The frames as plain data, one dict per step: ``index``, ``node`` (its name), ``op``,
         ``isleaf``, ``args``, ``delta``, ``contributions`` (what arrived, from whom), ``sent`` (per
-        argument: ``to``, ``value``, ``formula``, ``product``), ``pending``, ``grads`` and ``done``."""
+        argument: ``to``, ``value``, ``formula``, ``product``), ``pending``, ``grads`` and ``done``. A lazy
+        (dask) value is given by its description (``"lazy 8×5 float64, chunks 4×5 · 2 blocks"``), not computed."""
         self._closed_check("steps")
         return self._frames.steps
 
