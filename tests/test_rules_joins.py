@@ -151,3 +151,15 @@ def test_vstack_and_column_stack_of_vectors_record_one_stack():
     assert tl.vstack([x, y, x]).tracker.f.name == "stack"
     assert tl.column_stack([x, y]).tracker.f.name == "stack"
     assert tl.vstack([x, tl.param([[5.0, 6.0]])]).tracker.f.name == "concatenate"  # a matrix among them
+
+
+def test_a_rule_for_any_number_of_operands_has_no_length_and_gives_each_operand_s_pullback():
+    rule = operations()["concatenate"].rule
+    assert isinstance(rule, Each)
+    with pytest.raises(TypeError):
+        len(rule)
+    with pytest.raises(TypeError, match="index it by operand"):
+        list(rule)
+    g = np.arange(5.0)
+    a, b = np.zeros(2), np.zeros(3)
+    np.testing.assert_array_equal(rule[1](g, g, a, b), [2.0, 3.0, 4.0])

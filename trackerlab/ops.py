@@ -299,8 +299,11 @@ def register_rules(family: str, table: dict[str, tuple], fitting: tuple = ()) ->
         op = _OPS.get(name)
         if op is None:
             raise KeyError(f"register_rules: the {family} table has a rule for {name!r}, which is no operation")
-        if not isinstance(rule, tuple):
-            raise TypeError(f"register_rules: the rule for {name!r} must be a tuple of pullbacks, one per argument")
+        if not isinstance(rule, tuple) and not hasattr(rule, "pullbacks"):
+            raise TypeError(
+                f"register_rules: the rule for {name!r} must be a tuple of pullbacks, one per argument, "
+                "or an Each rule for any number of operands"
+            )
         op.rule = rule
         op.fits = rule if name in fitting else None
         op.family = family

@@ -152,7 +152,8 @@ class _Operation:
     def pullback(self, position: int, u):
         """What the rule sends to argument ``position`` for the cotangent ``u`` (``None`` for nothing)."""
         if self.kind == "op":
-            rule = self.rule[position] if position < len(self.rule) else None
+            each = hasattr(self.rule, "pullbacks")  # an ``Each`` rule: a pullback for every operand
+            rule = self.rule[position] if each or position < len(self.rule) else None
             return None if rule is None else rule(u, self.value, *self.inputs, **self.kwargs)
         if self.kind == "custom":
             back = self.rule(*self.inputs, **self.kwargs)[1]

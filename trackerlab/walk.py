@@ -250,7 +250,7 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
         ans = _wrap(node)
         xs = [_wrap(a) if type(a) is Tracked else a for a in args]
     else:
-        if len(args) == 2 and not kwargs and len(rules) == 2:
+        if len(args) == 2 and not kwargs and type(rules) is tuple and len(rules) == 2:
             x, y = args
             first, second = rules
             ans = node.data

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Callable
 
 from .._backend import NDARRAY as _NDARRAY
@@ -344,7 +343,7 @@ def mT(a):
     return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
-class Each(tuple):
+class Each:
     """The rule of an operation with any number of array operands (``concatenate``, ``stack``, ``einsum``):
     one function that sends the sensitivities of all operands at once,
     ``pullbacks(wanted, g, ans, *args, **kwargs)``, returning a list with one sensitivity per operand.
@@ -352,15 +351,15 @@ class Each(tuple):
 
     The walk calls it once per node, so that a join of N arrays costs N slices, not N calls each
     reading all N operands (which is quadratic). It reads as a tuple with a pullback at every position
-    too (``len`` is unbounded, ``rule[i]`` is the pullback of operand ``i`` alone, for callers that
-    check one operand at a time); iterating over it is an error rather than an endless loop. A rule
+    too: ``rule[i]`` is the pullback of operand ``i`` alone, for callers that check one operand at a time.
+    It has no length (its operands are counted by the call), and iterating over it is an error. A rule
     written per operand, ``pullback(i, g, ans, *args, **kwargs)``, becomes one with ``Each.one_by_one``.
     """
 
-    def __new__(cls, pullbacks: Callable):
-        self = super().__new__(cls, ())
+    __slots__ = ("pullbacks",)
+
+    def __init__(self, pullbacks: Callable):
         self.pullbacks = pullbacks
-        return self
 
     @classmethod
     def one_by_one(cls, pullback: Callable) -> Each:
@@ -372,9 +371,6 @@ class Each(tuple):
 
         pullbacks.__name__ = getattr(pullback, "__name__", "pullback")
         return cls(pullbacks)
-
-    def __len__(self) -> int:
-        return sys.maxsize
 
     def __getitem__(self, i):
         return functools.partial(_one_operand, self.pullbacks, i)
