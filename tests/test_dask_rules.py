@@ -31,6 +31,7 @@ import test_rules_remainders  # noqa: E402
 import test_rules_selection  # noqa: E402
 import test_rules_shape  # noqa: E402
 import test_rules_utility  # noqa: E402
+from test_dask import Computes  # noqa: E402
 from test_rules import fixed  # noqa: E402
 
 import trackerlab as tl  # noqa: E402
@@ -142,15 +143,6 @@ def _loss(y, lazy_weights: bool):
     return total
 
 
-class Computes:
-    """A scheduler that counts the computes it runs (dask's synchronous one underneath)."""
-
-    def __init__(self):
-        self.count = 0
-
-    def __call__(self, dsk, keys, **kwargs):
-        self.count += 1
-        return dask.get(dsk, keys, **kwargs)
 
 
 def _gradients(f, args, mode: str):

@@ -159,19 +159,8 @@ def _self_contained(root: Tracked, inputs) -> bool:
     """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` and no node has a custom pullback
     (which may close over values made outside)."""
     inputs = set(inputs)
-    seen = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node in inputs:
-            continue
-        if node.isleaf or node.back is not None:
-            return False
-        for arg in node.args:
-            if type(arg) is Tracked and arg not in seen:
-                seen.add(arg)
-                stack.append(arg)
-    return True
+    leaves = _leaves_reached(root, inputs)
+    return leaves is not None and all(leaf in inputs for leaf in leaves)
 
 
 def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
@@ -328,14 +317,15 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
     return Grads({n: _deferred_param(f, n, leaves, found.get(n), loss) for n in nodes}, params)
 
 
-def _leaves_reached(root: Tracked) -> list | None:
-    """The leaves the tape of ``root`` reaches, in a fixed order; ``None`` if a node on it has a custom pullback."""
+def _leaves_reached(root: Tracked, stop=frozenset()) -> list | None:
+    """The leaves the tape of ``root`` reaches (nodes in ``stop`` count as leaves), in a fixed order; ``None``
+    if a node on it has a custom pullback."""
     leaves = []
     seen = {root}
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.isleaf:
+        if node.isleaf or node in stop:
             leaves.append(node)
             continue
         if node.back is not None:
