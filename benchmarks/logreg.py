@@ -126,8 +126,8 @@ def workload(smoke: bool) -> Workload:
         detail=f"{size[2]:,} steps, 8 features",
         unit="ms",
         per=size[2],
-        target="≤ 8×",
-        target_value=8.0,
+        target="≤ 6×",
+        target_value=6.0,
         target_kind="ratio",
         size=size,
         implementations={

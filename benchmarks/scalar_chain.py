@@ -129,8 +129,8 @@ def workload(smoke: bool) -> Workload:
         detail=f"{blocks * OPS_PER_BLOCK:,} mixed scalar ops",
         unit="µs/op",
         per=blocks * OPS_PER_BLOCK,
-        target="≤ 3 µs/op",
-        target_value=3.0,
+        target="≤ 2 µs/op",
+        target_value=2.0,
         target_kind="per_op",
         size=blocks,
         implementations={
