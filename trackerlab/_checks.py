@@ -1,13 +1,15 @@
-"""What the walk checks at its edges: the starting sensitivity ``Δ`` (``seed``), saved values changed since
-they were recorded, what each pullback sent, and how a failure inside a pullback is reworded to name the
-operation. The walk (``walk.py``) calls these; only ``seed`` runs on every walk, the others only when a
-fast test in the walk has found something to look at."""
+"""What differentiation checks at its edges: the starting sensitivity ``Δ`` (``seed``), saved values changed
+since they were recorded, what each pullback sent, and how a failure inside a pullback is reworded to name
+the operation. The walk (``walk.py``) calls these; only ``seed`` runs on every walk, the others only when a
+fast test in the walk has found something to look at. And what ``f`` returned to ``gradient``, ``forward``
+and their kin (``check_numbers``, ``check_loss``), and that running it again for a backward pass gave the
+same value (``check_replayed``)."""
 
 from __future__ import annotations
 
 import math
 
-from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
+from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
 from ._plain import _copy_plain
 from .lazy import involved, refusal
 from .tracked import Tracked, _TrackedValue, data
@@ -201,3 +203,78 @@ def reworded(node: Tracked, g, error: Exception):
     except AttributeError:
         pass
     return wrapped
+
+
+def check_replayed(first, again, who: str) -> None:
+    """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
+
+    A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
+    drawn inside ``f`` (dropout, noise) or state that ``f`` changes would make that a different function,
+    and the second derivative silently wrong. Values agree to a few hundred units in the last place (a
+    parallel sum may round differently); lazy values are not computed to be compared."""
+    again = data(again)
+    if is_lazy(first) or is_lazy(again):
+        return
+    if shape_of(first) == shape_of(again):
+        xp = namespace(first, again)
+        a, b = xp.asarray(first), xp.asarray(again)
+        if xp.isdtype(a.dtype, ("real floating", "complex floating")) and a.dtype == b.dtype:
+            tolerance = 512 * xp.finfo(a.dtype).eps
+            close = xp.abs(a - b) <= tolerance * (1 + xp.abs(a))
+            if bool(xp.all(close | (xp.isnan(a) & xp.isnan(b)))):
+                return
+        elif bool(xp.all(a == b)):
+            return
+    raise RuntimeError(
+        f"{who}: f gave a different value when it was run again for the backward pass "
+        f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "
+        "to differentiate it, so f must give the same value each time: draw random numbers "
+        "(dropout, noise) outside f, or with a fixed seed inside it, and do not let f change state it reads"
+    )
+
+
+def _brief(value) -> str:
+    if not shape_of(value):
+        return f"{complex(value) if dtype_kind(value) == 'c' else float(value):.6g}"
+    return f"an array of shape {shape_of(value)}"
+
+
+def check_numbers(y, who: str) -> None:
+    """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
+    value = data(y)
+    kind = dtype_kind(value)
+    if kind is None:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        hint = (
+            " (a list or tuple of values: combine them, e.g. with tl.stack or tl.sum)"
+            if isinstance(value, list | tuple)
+            else ""
+        )
+        raise TypeError(
+            f"{who}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
+            f"the value to differentiate, a tracked number or array{hint}"
+        )
+    if kind not in "biufc":
+        raise TypeError(f"{who}: f returned an array of dtype {value.dtype}, not numbers")
+
+
+def check_loss(y, who: str) -> None:
+    check_numbers(y, who)
+    value = data(y)
+    shape = tuple(getattr(value, "shape", ()))
+    if shape and math.prod(shape) != 1:
+        raise ValueError(
+            f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
+            "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
+        )
+    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
+        return
+    try:
+        finite = isfinite_scalar(value if not shape else value.reshape(()))
+    except TypeError:
+        raise TypeError(
+            f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
+            "(take tl.abs(y) or its real part)"
+        ) from None
+    if not finite:
+        raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")

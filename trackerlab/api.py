@@ -8,11 +8,11 @@ import math
 import threading
 from collections.abc import Callable
 
-from ._backend import isfinite_scalar, library_name, namespace, shape_of
-from ._checks import dtype_kind
+from ._backend import library_name, namespace, shape_of
+from ._checks import check_loss, check_numbers, check_replayed
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
-from .lazy import is_lazy, land, lazy_in
+from .lazy import land, lazy_in
 from .ops import _record, operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
@@ -179,91 +179,12 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     def pullback(sensitivity):
         def component(*xs):
             again, back = forward(f, *xs)
-            _check_replayed(y, again, "forward")
+            check_replayed(y, again, "forward")
             return back(Δ)[i]
 
         return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
 
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
-
-
-def _check_replayed(first, again, who: str) -> None:
-    """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
-
-    A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
-    drawn inside ``f`` (dropout, noise) or state that ``f`` changes would make that a different function,
-    and the second derivative silently wrong. Values agree to a few hundred units in the last place (a
-    parallel sum may round differently); lazy values are not computed to be compared."""
-    again = data(again)
-    if _lazy(first) or _lazy(again):
-        return
-    if shape_of(first) == shape_of(again):
-        xp = namespace(first, again)
-        a, b = xp.asarray(first), xp.asarray(again)
-        if xp.isdtype(a.dtype, ("real floating", "complex floating")) and a.dtype == b.dtype:
-            tolerance = 512 * xp.finfo(a.dtype).eps
-            close = xp.abs(a - b) <= tolerance * (1 + xp.abs(a))
-            if bool(xp.all(close | (xp.isnan(a) & xp.isnan(b)))):
-                return
-        elif bool(xp.all(a == b)):
-            return
-    raise RuntimeError(
-        f"{who}: f gave a different value when it was run again for the backward pass "
-        f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "
-        "to differentiate it, so f must give the same value each time: draw random numbers "
-        "(dropout, noise) outside f, or with a fixed seed inside it, and do not let f change state it reads"
-    )
-
-
-def _lazy(value) -> bool:
-    return type(value).__module__.split(".")[0] == "dask"
-
-
-def _brief(value) -> str:
-    if not shape_of(value):
-        return f"{complex(value) if dtype_kind(value) == 'c' else float(value):.6g}"
-    return f"an array of shape {shape_of(value)}"
-
-
-def _check_numbers(y, who: str) -> None:
-    """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
-    value = data(y)
-    kind = dtype_kind(value)
-    if kind is None:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        hint = (
-            " (a list or tuple of values: combine them, e.g. with tl.stack or tl.sum)"
-            if isinstance(value, list | tuple)
-            else ""
-        )
-        raise TypeError(
-            f"{who}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
-            f"the value to differentiate, a tracked number or array{hint}"
-        )
-    if kind not in "biufc":
-        raise TypeError(f"{who}: f returned an array of dtype {value.dtype}, not numbers")
-
-
-def _check_loss(y, who: str) -> None:
-    _check_numbers(y, who)
-    value = data(y)
-    shape = tuple(getattr(value, "shape", ()))
-    if shape and math.prod(shape) != 1:
-        raise ValueError(
-            f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
-            "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
-        )
-    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
-        return
-    try:
-        finite = isfinite_scalar(value if not shape else value.reshape(()))
-    except TypeError:
-        raise TypeError(
-            f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
-            "(take tl.abs(y) or its real part)"
-        ) from None
-    if not finite:
-        raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")
 
 
 def gradient(f: Callable, *args):
@@ -286,7 +207,7 @@ def gradient(f: Callable, *args):
     if len(args) == 1 and isinstance(args[0], Params):
         return _gradient_params(f, args[0])
     y, back = forward(f, *args)
-    _check_loss(y, "gradient")
+    check_loss(y, "gradient")
     return back()
 
 
@@ -305,7 +226,7 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
     # before ``_run`` counts this call: inside another differentiation's ``f``, or a pullback of a recorded walk
     outer = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0
     _, y = _run(f, ())
-    _check_loss(y, "gradient")
+    check_loss(y, "gradient")
     nodes = [p.tracker for p in params]
     if not isinstance(y, _TrackedValue):
         return Grads({n: _as_result(None, n) for n in nodes}, params)
@@ -348,9 +269,9 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
     def recorded(first=None):
         """This gradient, recorded at the leaves' current values (which gave ``f`` the value ``first``)."""
         _, y = _run(f, ())
-        _check_loss(y, "gradient")
+        check_loss(y, "gradient")
         if first is not None:
-            _check_replayed(first, y, "gradient")
+            check_replayed(first, y, "gradient")
         found = _sensitivities(y, None, "gradient", [node], nest=True) if isinstance(y, _TrackedValue) else {}
         return _as_result(found.get(node), node)
 
@@ -383,7 +304,7 @@ def jacobian(f: Callable, x):
            [0., 4.]])
     """
     y, back = forward(f, x)
-    _check_numbers(y, "jacobian")
+    check_numbers(y, "jacobian")
     y_value = data(y)
     x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
     out_shape = tuple(getattr(y_value, "shape", ()))
@@ -415,7 +336,7 @@ def hessian(f: Callable, x):
 
     def grad_f(x):
         y, back = forward(f, x)
-        _check_loss(y, "hessian")
+        check_loss(y, "hessian")
         return back()[0]
 
     return jacobian(grad_f, x)

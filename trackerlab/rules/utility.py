@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from .._checks import check_replayed
 from .._recording import RECORDING, no_grad
-from ..api import _check_replayed, forward
+from ..api import forward
 from ..custom_rules import grad_rule, primitive
 from ..ops import defop, register_rules
 from ..tracked import data
@@ -74,7 +75,7 @@ def _(f, *args):
         RECORDING.on = True  # the replay records even inside a plain walk
         try:
             again, back = forward(f, *args)
-            _check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
+            check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
             return (None, *back(Δ))
         finally:
             RECORDING.on = before
