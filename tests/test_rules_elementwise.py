@@ -8,13 +8,10 @@ import pytest
 from test_rules import (
     ABOVE_ONE,
     AWAY,
-    BACKENDS,
     POSITIVE,
     REAL,
     SMALL,
     UNIT,
-    alternating,
-    check,
     family_tests,
     namespace_of,
 )
@@ -112,24 +109,6 @@ def test_float32_stays_float32():
     np.testing.assert_allclose(x.grad, 2 * np.exp(v) + (v * np.cos(v) - np.sin(v)) / v**2, rtol=1e-6)
 
 
-# ---------------------------------------------------------------- composites: linspace
-
-
-COMPOSITES = [
-    (lambda a, b: tl.linspace(a, b, 6), (), ()),
-    (lambda a, b: tl.linspace(a, b, 4, endpoint=False) * tl.linspace(b, a, 4), (), ()),
-    (lambda a, b: tl.linspace(a, b, 5, axis=-1), (3,), (2, 3)),
-    (lambda a, b: tl.linspace(a, b, 3, retstep=True)[1] * tl.linspace(a, b, 3)[1, ...], (2,), ()),
-]
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("case", range(len(COMPOSITES)))
-def test_composites_of_elementwise_operations(case, backend):
-    f, *shapes = COMPOSITES[case]
-    check(f, *alternating(shapes), backend=backend)
-
-
 def test_sinc_at_zero_has_finite_derivatives():
     (first,) = tl.gradient(tl.sinc, 0.0)
     assert tl.data(first) == 0.0
@@ -157,16 +136,6 @@ def test_new_elementwise_functions_through_numpy_and_methods():
     assert tl.data(samples)[-1] == 3.0 and float(tl.data(step)) == 0.5
     tl.back_(tl.sum(samples))
     assert a.grad == pytest.approx(1 + 0.75 + 0.5 + 0.25)
-
-
-def test_linspace_of_array_endpoints_matches_numpy():
-    a, b = np.array([0.0, 1.0]), np.array([[1.0, 3.0], [2.0, -1.0], [0.5, 0.5]])
-    for options in ({}, {"endpoint": False}, {"axis": -1}, {"axis": 1, "num": 4}, {"num": 1}, {"num": 0}):
-        np.testing.assert_allclose(tl.data(tl.linspace(tl.param(a), b, **options)), np.linspace(a, b, **options))
-    np.testing.assert_array_equal(tl.linspace(tl.param(-2.0), 2.0, 5, dtype=int), np.linspace(-2.0, 2.0, 5, dtype=int))
-    with pytest.raises(ValueError, match="linspace: the number of samples, -1, must be non-negative"):
-        tl.linspace(tl.param(0.0), 1.0, -1)
-
 
 
 # ---------------------------------------------------------------- fused pullbacks

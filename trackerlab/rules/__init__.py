@@ -14,6 +14,7 @@ from collections.abc import Callable
 from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
     complex,
+    creation,
     elementwise,
     factorizations,
     indexing,
@@ -40,6 +41,7 @@ FAMILIES = (
     "shape",
     "joins",
     "splits",
+    "creation",
     "indexing",
     "linalg",
     "matrices",

@@ -34,7 +34,7 @@ and reachable in three ways: as `tl.<name>`, through NumPy on tracked values (`n
 `np.linalg.inv(x)`, through `__array_ufunc__` and `__array_function__`), and, where NumPy has one, as
 an array method or operator (`x.max(axis=0)`, `x @ y`). `tl.supported_operations()` lists the same
 names. Each accepts tracked and plain values alike, on NumPy, CuPy or any array-API library (the
-elementwise, complex, remainders, selection, reduction, shape, joins, splits and `matmul` rules are
+elementwise, complex, remainders, selection, reduction, shape, joins, splits, creation and `matmul` rules are
 tested on `array-api-strict`).
 
 NumPy functions that are not differentiable (`sign`, `floor`, comparisons, `argmax`, `nonzero`, …)
