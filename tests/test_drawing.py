@@ -493,6 +493,16 @@ def test_in_a_notebook_it_appears_once_as_svg_last_expression_or_not():
 # Cost
 
 
+def counting(function, made: dict, key: str):
+    """``function``, counting its calls in ``made[key]`` (what a drawing or frame does, counted, not timed)."""
+
+    def counted(*args, **kwargs):
+        made[key] += 1
+        return function(*args, **kwargs)
+
+    return counted
+
+
 def test_a_large_tape_costs_about_what_it_shows(monkeypatch):
     """Drawing 60 boxes of a 10^5-value tape does the work of drawing 60 boxes: the entries and box texts
     made are the same as for a 60-value tape (before, the whole graph was built and then cut down, 3.5 s).
@@ -501,16 +511,8 @@ def test_a_large_tape_costs_about_what_it_shows(monkeypatch):
     import trackerlab.notebook.drawing as drawing
 
     made = {"entries": 0, "texts": 0}
-
-    def counting(function, key):
-        def counted(*args, **kwargs):
-            made[key] += 1
-            return function(*args, **kwargs)
-
-        return counted
-
-    monkeypatch.setattr(tape, "Entry", counting(tape.Entry, "entries"))
-    monkeypatch.setattr(drawing, "box_text", counting(drawing.box_text, "texts"))
+    monkeypatch.setattr(tape, "Entry", counting(tape.Entry, made, "entries"))
+    monkeypatch.setattr(drawing, "box_text", counting(drawing.box_text, made, "texts"))
 
     def chain(n):
         z = tl.param(0.5)

@@ -491,19 +491,13 @@ def test_a_new_frame_on_a_huge_tape_costs_what_it_shows(monkeypatch):
         y = y * 1.0000001
     stepper = tl.BackpropStepper(y, static_frames=1)
     stepper.index = 1
+    from test_drawing import counting
+
     made = {"entries": 0, "texts": 0, "numberings": 0}
-
-    def counting(function, key):
-        def counted(*args, **kwargs):
-            made[key] += 1
-            return function(*args, **kwargs)
-
-        return counted
-
-    monkeypatch.setattr(tape, "Entry", counting(tape.Entry, "entries"))
-    monkeypatch.setattr(drawing, "box_text", counting(drawing.box_text, "texts"))
+    monkeypatch.setattr(tape, "Entry", counting(tape.Entry, made, "entries"))
+    monkeypatch.setattr(drawing, "box_text", counting(drawing.box_text, made, "texts"))
     for module in (boxes, frames, tape):
-        monkeypatch.setattr(module, "numbering", counting(module.numbering, "numberings"))
+        monkeypatch.setattr(module, "numbering", counting(module.numbering, made, "numberings"))
     for i in range(2, 8):
         made.update(entries=0, texts=0, numberings=0)
         stepper.index = i * 30
