@@ -21,7 +21,8 @@ from ._tape import label_map
 __all__ = ["BackpropStepper"]
 
 _STYLE = """<style>
-:is(.tl-stepper, .tl-static-stepper), :is(.tl-stepper, .tl-static-stepper) .tl-frame { font-family: var(--jp-content-font-family, sans-serif); }
+:is(.tl-stepper, .tl-static-stepper), :is(.tl-stepper, .tl-static-stepper) .tl-frame {
+  font-family: var(--jp-content-font-family, sans-serif); }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-body { display: flex; flex-direction: column; gap: 8px;
   align-items: stretch; }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { overflow-x: auto; }
