@@ -95,6 +95,44 @@ def check_fresh(node: Tracked) -> None:
             raise error
 
 
+def in_argument_dtype(s, value):
+    """A custom pullback's plain real sensitivity ``s`` in the dtype of its argument's ``value``: ``bool``
+    sensitivities would sum as ``True + True == True``, small integers overflow, and a float32 parameter's
+    gradient stays float32. Anything else is left for ``check_sent`` to judge."""
+    kind = getattr(getattr(s, "dtype", None), "kind", None)
+    if kind is None or kind not in "biuf":
+        return s
+    want = getattr(value, "dtype", None)
+    if want is None:
+        if type(value) is not float:
+            return s
+        want = namespace(s).float64
+    elif getattr(want, "kind", "f") not in "fc" or s.dtype == want:
+        return s
+    return namespace(s).astype(s, want)
+
+
+def check_separate_grads(nodes) -> None:
+    """Raise if the ``.grad`` arrays of two of the parameters ``nodes`` share memory (set by hand to one array,
+    or to views of one): ``back_`` accumulates in place, so adding one parameter's gradient would change the
+    other's, silently. Views of one buffer that do not overlap are fine."""
+    owners: dict = {}
+    for node in nodes:
+        total = node.grad
+        if type(total) is not NDARRAY:
+            continue
+        owner = total if total.base is None else total.base
+        others = owners.setdefault(id(owner), [])
+        for other in others:
+            if namespace(total).shares_memory(total, other.grad):
+                raise ValueError(
+                    f"back_: two parameters (of shapes {shape_of(other.data)} and {shape_of(node.data)}) hold "
+                    ".grad arrays that share memory, so accumulating the gradient of one "
+                    "would change the other; give each its own array (x.grad = None, or a copy)"
+                )
+        others.append(node)
+
+
 def check_sent(node: Tracked, sent) -> None:
     """Raise unless every sensitivity in ``sent`` fits its argument of ``node``: the argument's shape, and
     numbers of a kind it can take (complex only for a complex argument).

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 
 from ._backend import library_name, namespace, shape_of
-from ._checks import check_loss, check_numbers, check_replayed
+from ._checks import check_loss, check_numbers, check_replayed, check_separate_grads
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
@@ -48,6 +48,8 @@ def back_(y, Δ=None) -> None:
                 f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
                 f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
             )
+    if len(found) > 1:
+        check_separate_grads([node for node, _ in found])
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
     for node, delta in found:

@@ -18,6 +18,7 @@ from .ops import plain
 from .rules import function as _function
 from .rules import functions as _functions
 from .rules._util import axes_of, shape
+from .tracked import _TrackedValue
 
 # ----------------------------------------------------------------------------------------------------
 # Ufuncs: NumPy's name → the tl function that records it
@@ -157,7 +158,12 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
     name = ufunc.__name__
     spelling = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
     if kwargs.get("out") is not None:
-        raise TypeError(f"{spelling}: out= cannot write into a tracked value; assign the result instead")
+        if any(isinstance(o, _TrackedValue) for o in kwargs["out"]):
+            raise TypeError(f"{spelling}: out= cannot write into a tracked value; assign the result instead")
+        raise TypeError(  # a plain out (``a += x`` with a NumPy array a) cannot hold a tracked result
+            f"{spelling}: out= is a plain array, which cannot hold a tracked result (in-place `a += x` with a "
+            "NumPy array a and a tracked x does this); assign the result instead: a = a + x"
+        )
     kwargs.pop("out", None)
     if name in NON_DIFFERENTIABLE_UFUNCS:
         return getattr(ufunc, method)(*plain(inputs), **kwargs)

@@ -14,7 +14,7 @@ from collections import deque
 from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
-from ._checks import check_fresh, check_sent, reworded, seed
+from ._checks import check_fresh, check_sent, in_argument_dtype, reworded, seed
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, _leaf, _TrackedValue, _wrap, data
 
@@ -205,10 +205,12 @@ def _count_uses(root: Tracked, stop) -> dict:
     latest = _tracked._EPOCH
     while stack:
         node = stack.pop()
-        if node.isleaf or (stop and node in stop):
+        if node.isleaf:
             continue
-        if node.epoch != latest:
+        if node.epoch != latest:  # a stop node too: its value may be a view of an argument that changed
             check_fresh(node)
+        if stop and node in stop:
+            continue
         for arg in node.args:
             if type(arg) is Tracked:
                 if arg.ref == 1:
@@ -308,5 +310,11 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             "return a tuple with one per argument (None for an argument with none)"
         )
     if nest:
-        return [s if type(arg) is Tracked else None for arg, s in zip(call.args, sent)]
-    return [None if type(arg) is not Tracked or s is None else data(s) for arg, s in zip(call.args, sent)]
+        return [
+            (s if isinstance(s, _TrackedValue) else in_argument_dtype(s, arg.data)) if type(arg) is Tracked else None
+            for arg, s in zip(call.args, sent)
+        ]
+    return [
+        None if type(arg) is not Tracked or s is None else in_argument_dtype(data(s), arg.data)
+        for arg, s in zip(call.args, sent)
+    ]
