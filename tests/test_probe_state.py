@@ -226,3 +226,42 @@ def test_threads_recording_and_back_at_once_get_their_own_gradients():
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+# ----------------------------------------------------------------------------------------------------
+# NumPy's positional arguments and options trackerlab does not take
+
+
+def test_np_max_and_min_take_numpy_positional_order():
+    # np.max(a, axis, out, keepdims) has no dtype: keepdims given by position landed in out= and was refused
+    x = tl.param([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    y = np.max(x, 1, None, True)
+    np.testing.assert_array_equal(tl.data(y), [[5.0], [7.0]])
+    tl.back_(y, np.array([[2.0], [3.0]]))
+    np.testing.assert_array_equal(x.grad, [[0.0, 2.0, 0.0], [3.0, 0.0, 0.0]])
+    z = tl.param([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    tl.back_(tl.sum(np.min(z, 0, None, False) * np.array([1.0, 10.0, 100.0])))
+    np.testing.assert_array_equal(z.grad, [[1.0, 0.0, 100.0], [0.0, 10.0, 0.0]])
+    with pytest.raises(TypeError, match="max: out= is not supported"):
+        np.max(x, 0, np.empty(3))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda x: np.sum(x, where=np.ones((2, 3), bool)), "sum: the option where= is not supported"),
+        (lambda x: np.max(x, initial=3.0), "max: the option initial= is not supported"),
+        (lambda x: np.prod(x, axis=0, initial=2.0), "prod: the option initial= is not supported"),
+    ],
+)
+def test_numpy_options_without_support_are_named(call, message):
+    x = tl.param(np.ones((2, 3)))
+    with pytest.raises(TypeError, match=message + r" \(operand shapes \(2, 3\)\)"):
+        call(x)
+
+
+def test_update_with_an_optimiser_steps_a_parameter_listed_twice_once():
+    x = tl.param([1.0, 2.0])
+    grads = tl.gradient(lambda: tl.sum(x * x), tl.Params([x]))
+    tl.update_(tl.optim.Descent(0.1), [x, x], grads)
+    np.testing.assert_allclose(tl.data(x), [0.8, 1.6])  # one step of 0.1 * 2x, not two

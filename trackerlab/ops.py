@@ -209,6 +209,8 @@ def _run(op: Op, args, kwargs):
 def _explain(op: Op, args, error: Exception) -> Exception:
     """The error of a failed forward, reworded to name the operation and the operands' shapes."""
     message = str(error)
+    if isinstance(error, TypeError) and "got an unexpected keyword argument" in message:  # our forward's signature
+        message = f"the option {message.rsplit(' ', 1)[-1].strip(chr(39))}= is not supported"
     if message.startswith(f"{op.name}:"):
         if "(operand shapes" in message:
             return error  # already explained by an inner operation

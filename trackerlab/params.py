@@ -102,8 +102,12 @@ def update_(x, Δ, grads=None):
         opt, params = x, Δ
         if grads is None:
             raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
+        done = set()  # a parameter listed twice is stepped once, as Params holds it once
         for p in params:
-            update_(p, -opt.apply(p, data(grads[p])))
+            key = id(getattr(p, "tracker", p))
+            if key not in done:
+                done.add(key)
+                update_(p, -opt.apply(p, data(grads[p])))
         return params
     else:
         node = tracker(x)

@@ -53,6 +53,17 @@ def _reduce(name: str, array_name: str | None = None):
     return impl
 
 
+def _extremum(name: str):
+    """``max`` or ``min`` with NumPy's order of arguments, which has no ``dtype``: ``np.max(x, 1, None, True)``."""
+    reduce = _reduce(name)
+
+    def impl(x, axis=None, out=None, keepdims=False):
+        return reduce(x, axis, None, out, keepdims)
+
+    impl.__name__ = name
+    return impl
+
+
 def _moments(name: str):
     def impl(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
         if dtype is not None or out is not None:
@@ -112,8 +123,8 @@ def _mean(x, axis=None, dtype=None, out=None, keepdims=False):
 sum = defop("sum", _reduce("sum"), arity=1, family="reductions")
 mean = defop("mean", _mean, arity=1, family="reductions")
 prod = defop("prod", _reduce("prod"), arity=1, family="reductions")
-max = defop("max", _real_only("max", _reduce("max")), arity=1, family="reductions")
-min = defop("min", _real_only("min", _reduce("min")), arity=1, family="reductions")
+max = defop("max", _real_only("max", _extremum("max")), arity=1, family="reductions")
+min = defop("min", _real_only("min", _extremum("min")), arity=1, family="reductions")
 var = defop("var", _moments("var"), arity=1, family="reductions")
 std = defop("std", _moments("std"), arity=1, family="reductions")
 logsumexp = defop("logsumexp", _logsumexp, arity=1, family="reductions", doc="log(sum(exp(x))), computed stably")
@@ -241,8 +252,8 @@ RULES = {
     "sum": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: spread(g, x, axis, keepdims),),
     "mean": (_mean_rule,),
     "prod": (_prod_rule,),
-    "max": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
-    "min": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
+    "max": (lambda g, ans, x, axis=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
+    "min": (lambda g, ans, x, axis=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
     "var": (_var_rule,),
     "std": (_std_rule,),
     "logsumexp": (
