@@ -265,3 +265,22 @@ def test_update_with_an_optimiser_steps_a_parameter_listed_twice_once():
     grads = tl.gradient(lambda: tl.sum(x * x), tl.Params([x]))
     tl.update_(tl.optim.Descent(0.1), [x, x], grads)
     np.testing.assert_allclose(tl.data(x), [0.8, 1.6])  # one step of 0.1 * 2x, not two
+
+
+def test_threads_calling_back_into_one_shared_parameter_lose_no_contribution():
+    # NumPy releases the GIL while it adds large arrays: two unguarded `grad += delta` at once each read the
+    # old total, and one contribution was lost (103 of 160 here, without a word)
+    W = tl.param(np.zeros(200_000))
+    weights = np.arange(200_000) % 7 + 1.0
+    rounds, workers = 30, 4
+
+    def work():
+        for _ in range(rounds):
+            tl.back_(tl.sum(W * weights))
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    np.testing.assert_array_equal(W.grad, rounds * workers * weights)

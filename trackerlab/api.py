@@ -41,19 +41,25 @@ def back_(y, Δ=None) -> None:
         for step in _walk(y, Δ, "back_", pending=False, leaves_only=True)
         if step.node.isleaf
     ]
-    for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
-        total = node.grad
-        if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
-            raise ValueError(
-                f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
-                f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
-            )
-    if len(found) > 1:
-        check_separate_grads([node for node, _ in found])
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
-    for node, delta in found:
-        node.grad = _accumulate(node.grad, delta)
+    with _ACCUMULATING:  # another thread's back_ into the same .grad would lose one of the two sums
+        for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
+            total = node.grad
+            if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
+                raise ValueError(
+                    f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
+                    f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
+                )
+        if len(found) > 1:
+            check_separate_grads([node for node, _ in found])
+        for node, delta in found:
+            node.grad = _accumulate(node.grad, delta)
+
+
+# NumPy lets other threads run while it adds large arrays: two back_ calls adding into one .grad at once
+# would each read the old total, and one contribution would be lost
+_ACCUMULATING = threading.Lock()
 
 
 def _accumulate(total, delta):
