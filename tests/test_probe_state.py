@@ -284,3 +284,45 @@ def test_threads_calling_back_into_one_shared_parameter_lose_no_contribution():
     for thread in threads:
         thread.join()
     np.testing.assert_array_equal(W.grad, rounds * workers * weights)
+
+
+# ----------------------------------------------------------------------------------------------------
+# a pullback or hook that writes into its sensitivity
+
+
+def _doubling_in_place():
+    @tl.primitive
+    def twice(x):
+        return tl.data(x) * 2.0
+
+    @tl.grad_rule(twice)
+    def _(x):
+        def pullback(g):
+            g *= 2.0  # in place: g is also the sensitivity that add sends to its other argument
+            return (g,)
+
+        return tl.data(x) * 2.0, pullback
+
+    return twice
+
+
+def test_a_custom_pullback_writing_into_g_refuses_instead_of_changing_other_gradients():
+    # add sends one array to both arguments; doubling it in place gave w the gradient 2 instead of 1
+    twice = _doubling_in_place()
+    x, w = tl.param(np.ones(3)), tl.param(np.ones(3))
+    with pytest.raises(ValueError, match=r"twice: the pullback \(or hook\) wrote into its sensitivity g in place"):
+        tl.back_(twice(x) + w * 1.0, np.ones(3))
+    np.testing.assert_array_equal(w.grad, [0.0, 0.0, 0.0])  # nothing accumulated
+
+
+def test_a_hook_clipping_g_in_place_refuses_and_one_returning_a_new_array_works():
+    def clip_in_place(g):
+        g[g > 1] = 1.0
+        return g
+
+    x, w = tl.param(np.ones(3)), tl.param(np.ones(3))
+    with pytest.raises(ValueError, match="hook: the pullback .* in place"):
+        tl.back_(tl.hook(clip_in_place, x) * 3.0 + w, np.ones(3))
+    tl.back_(tl.hook(lambda g: np.minimum(g, 1.0), x) * 3.0 + w, np.ones(3))
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(w.grad, [1.0, 1.0, 1.0])

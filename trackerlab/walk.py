@@ -295,10 +295,22 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
     if nest:
         sent = call.back(g)
     else:
+        shared = type(g) is NDARRAY
+        if shared and g.flags.writeable:  # g may be on its way to other nodes too: no pullback may write into it
+            g = g.view()
+            g.flags.writeable = False
         before = RECORDING.on
         RECORDING.on = False
         try:
             sent = call.back(g)
+        except ValueError as error:
+            if shared and "read-only" in str(error):
+                raise ValueError(
+                    f"{name}: the pullback (or hook) wrote into its sensitivity g in place; g may be shared with "
+                    "other parts of the backward pass, so compute a new array instead (g = g * 2, not g *= 2; "
+                    "g = np.where(g > 1, 1, g), not g[g > 1] = 1)"
+                ) from error
+            raise
         finally:
             RECORDING.on = before
     if not isinstance(sent, tuple | list):
