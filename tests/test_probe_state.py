@@ -321,8 +321,26 @@ def test_a_hook_clipping_g_in_place_refuses_and_one_returning_a_new_array_works(
         return g
 
     x, w = tl.param(np.ones(3)), tl.param(np.ones(3))
-    with pytest.raises(ValueError, match="hook: the pullback .* in place"):
+    with pytest.raises(ValueError, match=r"hook: the pullback .* in place"):
         tl.back_(tl.hook(clip_in_place, x) * 3.0 + w, np.ones(3))
     tl.back_(tl.hook(lambda g: np.minimum(g, 1.0), x) * 3.0 + w, np.ones(3))
     np.testing.assert_array_equal(x.grad, [1.0, 1.0, 1.0])
     np.testing.assert_array_equal(w.grad, [1.0, 1.0, 1.0])
+
+
+def test_forward_results_that_share_one_array_are_read_only():
+    # add sends one sensitivity to both arguments: with tracked inputs back(Δ) returned two values over one
+    # writeable array, and clipping one (tl.data(ga)[0] = 0) changed the other
+    a, b = tl.param(np.ones(2)), tl.param(np.ones(2))
+    _, back = tl.forward(lambda u, v: u + 2.0 * v, a, b)
+    ga, gb = back(np.array([1.0, 3.0]))
+    with pytest.raises(ValueError, match="read-only"):
+        tl.data(ga)[0] = 0.0
+    np.testing.assert_array_equal(tl.data(ga), [1.0, 3.0])
+    np.testing.assert_array_equal(tl.data(gb), [2.0, 6.0])
+    _, back = tl.forward(lambda u, v: u + v, a, b)
+    ga, gb = back(np.array([1.0, 3.0]))
+    for g in (ga, gb):
+        with pytest.raises(ValueError, match="read-only"):
+            tl.data(g)[...] = 0.0
+    np.testing.assert_array_equal(tl.data(gb), [1.0, 3.0])

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from ._backend import library_name, namespace, shape_of
 from ._checks import check_loss, check_numbers, check_replayed, check_separate_grads
-from ._plain import _copy_plain, _zeros_like
+from ._plain import _copy_plain, _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
 from .ops import _record, operations
@@ -83,9 +83,10 @@ def _as_result(delta, node: Tracked):
     """A sensitivity as ``forward``'s backpropagator returns it: tracked, zeros where none arrived."""
     if delta is None:
         delta = _zeros_like(node.data)
-    if isinstance(delta, _TrackedValue):
+    if isinstance(delta, _TrackedValue):  # read-only, as every saved array: results may share one (add sends
+        _lock(delta.tracker.data)  # the same sensitivity to both arguments), so a write to one changed the other
         return delta
-    return _wrap(_leaf(delta, _zeros_like(delta)))
+    return _wrap(_leaf(_lock(delta), _zeros_like(delta)))
 
 
 def forward(f: Callable, *args):
