@@ -344,3 +344,45 @@ def test_forward_results_that_share_one_array_are_read_only():
         with pytest.raises(ValueError, match="read-only"):
             tl.data(g)[...] = 0.0
     np.testing.assert_array_equal(tl.data(gb), [1.0, 3.0])
+
+
+# ----------------------------------------------------------------------------------------------------
+# checkpoint of a function that closes over a tracked value
+
+
+CLOSURES = {
+    "back_": lambda W, x: tl.back_(tl.sum(tl.checkpoint(lambda a: a * W, x))),
+    "gradient": lambda W, x: tl.gradient(lambda a: tl.sum(tl.checkpoint(lambda t: t * W, a)), np.ones(2)),
+    "Params": lambda W, x: tl.gradient(lambda: tl.sum(tl.checkpoint(lambda a: a * W, x)), tl.Params([W, x])),
+    "its own argument too": lambda W, x: tl.back_(tl.sum(tl.checkpoint(lambda a: a * x, x))),
+    "a value computed before": lambda W, x: tl.back_(tl.sum(tl.checkpoint(lambda a: a * (W * 2.0), x))),
+}
+
+
+@pytest.mark.parametrize("route", sorted(CLOSURES))
+def test_checkpoint_refuses_a_tracked_value_f_closes_over(route):
+    # checkpoint sends sensitivities to its arguments only: W's gradient came out 0 without a word
+    W, x = tl.param(np.array([2.0, 3.0])), tl.param(np.array([1.0, 1.0]))
+    with pytest.raises(TypeError, match="checkpoint: f uses a tracked value that is not one of its arguments"):
+        CLOSURES[route](W, x)
+    np.testing.assert_array_equal(W.grad, [0.0, 0.0])
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+
+
+def test_checkpoint_with_every_tracked_value_as_an_argument():
+    x, W = tl.param(np.array([1.0, 2.0])), tl.param(np.array([2.0, 3.0]))
+    tl.back_(tl.sum(tl.checkpoint(lambda a, w: a * w * a, x, W)))
+    np.testing.assert_allclose(x.grad, [4.0, 12.0])  # 2 a w
+    np.testing.assert_allclose(W.grad, [1.0, 4.0])  # a²
+    # values made inside f (a parameter, a gradient) are f's own
+    (g,) = tl.gradient(lambda a: tl.sum(tl.checkpoint(lambda t: tl.param(np.ones(2)) * t * t, a)), np.array([1.0, 2.0]))
+    np.testing.assert_allclose(tl.data(g), [2.0, 4.0])
+    z = tl.param(np.array([1.0, 2.0]))
+    tl.back_(tl.sum(tl.checkpoint(lambda t: tl.gradient(lambda u: tl.sum(u**3), t)[0] * t, z)))
+    np.testing.assert_allclose(z.grad, [9.0, 36.0])  # d/dz 3z³
+    inner = lambda t: tl.gradient(lambda u: tl.sum(u**3), t)[0]
+    (g,) = tl.gradient(lambda a: tl.sum(tl.checkpoint(inner, a)), np.array([1.0, 2.0]))
+    np.testing.assert_allclose(tl.data(g), [6.0, 12.0])  # f's value is a gradient: recorded even in no_grad
+    np.testing.assert_allclose(
+        tl.hessian(lambda a: tl.sum(tl.checkpoint(lambda t: t**3, a)), np.array([1.0, 2.0])), np.diag([6.0, 12.0])
+    )

@@ -45,6 +45,15 @@ def _changed(node: Tracked) -> None:
         node.epoch = _EPOCH
 
 
+def _next_epoch() -> int:
+    """Start a new epoch, as a leaf change does, and return it: what is recorded from now on is newer than
+    everything recorded before (``checkpoint`` tells what its replay made from what it found)."""
+    global _EPOCH
+    with _EPOCH_LOCK:
+        _EPOCH += 1
+        return _EPOCH
+
+
 class Call:
     """One tape entry: the operation and the arguments it was called with.
 

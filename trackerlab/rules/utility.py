@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from .._backend import shape_of
 from .._checks import check_replayed
 from .._recording import RECORDING, no_grad
 from ..api import forward
 from ..custom_rules import grad_rule, primitive
 from ..ops import defop, register_rules
-from ..tracked import data
+from ..tracked import Tracked, _next_epoch, _TrackedValue, data
 
 identity = defop("identity", lambda x: x, family="utility")
 register_rules("utility", {"identity": (lambda g, ans, x: g,)})
@@ -68,16 +69,52 @@ def checkpoint(f, *args):
 @grad_rule(checkpoint)
 def _(f, *args):
     with no_grad():
-        value = f(*(data(a) for a in args))
+        value = data(f(*(data(a) for a in args)))  # plain even where f differentiates (gradient records)
 
     def pullback(Δ):
         before = RECORDING.on
         RECORDING.on = True  # the replay records even inside a plain walk
         try:
-            again, back = forward(f, *args)
+            inputs = []
+
+            def replayed(*xs):
+                inputs.extend(xs)
+                return f(*xs)
+
+            start = _next_epoch()  # what the replay records is of this epoch or later
+            again, back = forward(replayed, *args)
             check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
+            _refuse_closures(again, inputs, start)
             return (None, *back(Δ))
         finally:
             RECORDING.on = before
 
     return value, pullback
+
+
+def _refuse_closures(y, inputs, start: int) -> None:
+    """Refuse a replay of ``checkpoint``'s ``f`` whose tape reaches a tracked value made before the replay other
+    than through ``f``'s arguments: a parameter ``f`` closes over. The backward pass of ``checkpoint`` sends
+    sensitivities to its arguments only, so that value's gradient would silently be lost."""
+    root = getattr(y, "tracker", None)
+    if root is None:
+        return
+    stop = {x.tracker for x in inputs if isinstance(x, _TrackedValue)}
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in stop:
+            continue
+        if node.epoch < start:
+            what = "a parameter" if node.isleaf else f"the result of {node.f.name}"
+            raise TypeError(
+                f"checkpoint: f uses a tracked value that is not one of its arguments ({what} of shape "
+                f"{shape_of(node.data)}), and checkpoint sends gradients to its arguments only, so that value's "
+                "gradient would be lost; pass it as an argument: tl.checkpoint(lambda x, W: ..., x, W)"
+            )
+        if not node.isleaf:
+            for arg in node.args:
+                if type(arg) is Tracked and arg not in seen:
+                    seen.add(arg)
+                    stack.append(arg)
