@@ -129,11 +129,19 @@ def size(shape_: tuple) -> int:
     return n
 
 
+def integer(value) -> bool:
+    """Whether a setting (an axis, a count) is one integer: a Python int or a NumPy one (``np.int64(1)``, as
+    axes computed with NumPy are)."""
+    return isinstance(value, int) or (
+        getattr(value, "ndim", None) == 0 and getattr(getattr(value, "dtype", None), "kind", None) in ("i", "u")
+    )
+
+
 def axes_of(axis, ndim: int) -> tuple:
     """``axis`` (``None``, an int or a sequence, negatives allowed) as sorted non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, int):
+    if integer(axis):
         axis = (axis,)
     out = []
     for a in axis:

@@ -21,6 +21,7 @@ from ._util import (
     array,
     composite,
     conj,
+    integer,
     inverse_permutation,
     is_complex,
     lift,
@@ -72,11 +73,11 @@ def _vecdot(x, y, axis=-1, **ufunc_options):
 
 def _tensordot_axes(axes, nx: int, ny: int) -> tuple[list, list]:
     """NumPy's ``axes`` (an int, or a pair of ints or sequences) as two lists of non-negative axes."""
-    if isinstance(axes, int):
-        return list(range(nx - axes, nx)), list(range(axes))
+    if integer(axes):
+        return list(range(nx - int(axes), nx)), list(range(int(axes)))
     ax, ay = axes
-    ax = [ax] if isinstance(ax, int) else list(ax)
-    ay = [ay] if isinstance(ay, int) else list(ay)
+    ax = [ax] if integer(ax) else list(ax)
+    ay = [ay] if integer(ay) else list(ay)
     return [a % nx for a in ax], [a % ny for a in ay]
 
 

@@ -17,6 +17,7 @@ from ._util import (
     Later,
     array,
     conj,
+    integer,
     is_complex,
     lift,
     mask,
@@ -107,8 +108,8 @@ def _norm_axes(ndim: int, ord, axis) -> tuple:  # noqa: A002  (NumPy's argument 
         if ndim == 2:
             return "matrix", (0, 1)
         raise ValueError("norm: an ord is given for an array of more than 2 dimensions; pass axis")
-    if isinstance(axis, int):
-        return "vector", (axis % ndim,)
+    if integer(axis):
+        return "vector", (int(axis) % ndim,)
     if len(axis) == 1:
         return "vector", (axis[0] % ndim,)
     if len(axis) == 2:

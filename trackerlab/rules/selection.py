@@ -23,7 +23,11 @@ def _where(condition, x, y):
 
 
 def _bounds(a_min, a_max, named: dict):
-    """NumPy's ``clip(x, a_min, a_max)`` and ``clip(x, min=, max=)`` spellings, as ``(low, high)``."""
+    """NumPy's ``clip(x, a_min, a_max)`` and ``clip(x, min=, max=)`` spellings, as ``(low, high)``; other options
+    (``out=``, which would leave the caller's array unwritten) are refused."""
+    unknown = sorted(name for name, value in named.items() if name not in ("min", "max") and value is not None)
+    if unknown:
+        raise TypeError(f"clip: {'=, '.join(unknown)}= is not supported on tracked values; use the result it returns")
     return (a_min if a_min is not None else named.get("min"), a_max if a_max is not None else named.get("max"))
 
 

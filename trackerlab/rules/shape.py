@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data
-from ._util import Later, array, axes_of, composite, lift, ns, size, unbroadcast
+from ._util import Later, array, axes_of, composite, integer, lift, ns, size, unbroadcast
 from ._util import shape as shape_of
 
 # functions of the families above this one that these rules call (see ``_util.Later``)
@@ -49,7 +49,7 @@ def _moveaxis(x, source, destination):
 
 
 def _expanded(shape_: tuple, axis) -> tuple:
-    ndim = len(shape_) + (1 if isinstance(axis, int) else len(axis))
+    ndim = len(shape_) + (1 if integer(axis) else len(axis))
     new = axes_of(axis, ndim)
     rest = iter(shape_)
     return tuple(1 if i in new else next(rest) for i in range(ndim))
