@@ -61,3 +61,16 @@ def test_clip_refuses_out_and_options_it_would_drop():
     np.testing.assert_array_equal(tl.data(y), [0.5, 1.0, 0.0])
     tl.back_(y, np.array([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(x.grad, [1.0, 0.0, 0.0])
+
+
+def test_vecdot_refuses_options_it_would_drop():
+    # keepdims=True was dropped: np.vecdot(x, y, keepdims=True) gave shape (2,), not (2, 1)
+    x = tl.param(X)
+    with pytest.raises(TypeError, match="vecdot: keepdims= is not supported on tracked values"):
+        np.vecdot(x, W, keepdims=True)
+    with pytest.raises(TypeError, match="vecdot: out= is not supported on tracked values"):
+        tl.vecdot(x, W, out=np.zeros(2))
+    y = np.vecdot(x, W, axis=0)
+    np.testing.assert_allclose(tl.data(y), np.sum(X * W, axis=0))
+    tl.back_(y, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(x.grad, W * np.array([1.0, 2.0, 3.0]))

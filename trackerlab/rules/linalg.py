@@ -67,6 +67,9 @@ def _vdot(x, y):
 
 def _vecdot(x, y, axis=-1, **ufunc_options):
     # NumPy's vecdot conjugates its first argument: Σ conj(x) y along axis
+    unsupported = sorted(k for k, v in ufunc_options.items() if v is not None and v is not False)
+    if unsupported:  # out=, keepdims=True, ...: refused rather than silently dropped
+        raise TypeError(f"vecdot: {'=, '.join(unsupported)}= is not supported on tracked values")
     xp = ns(x, y)
     return xp.sum(xp.conj(array(x)) * y, axis=axis)
 
