@@ -70,6 +70,8 @@ def test_vecdot_refuses_options_it_would_drop():
         np.vecdot(x, W, keepdims=True)
     with pytest.raises(TypeError, match="vecdot: out= is not supported on tracked values"):
         tl.vecdot(x, W, out=np.zeros(2))
+    with pytest.raises(TypeError, match="outer: out= is not supported on tracked values"):
+        np.outer(x, W, out=np.zeros((6, 6)))
     y = np.vecdot(x, W, axis=0)
     np.testing.assert_allclose(tl.data(y), np.sum(X * W, axis=0))
     tl.back_(y, np.array([1.0, 2.0, 3.0]))

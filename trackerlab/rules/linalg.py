@@ -55,6 +55,8 @@ def _inner(x, y):
 
 
 def _outer(x, y, out=None):
+    if out is not None:  # refused, as dot's: the caller's array would be left unwritten
+        raise TypeError("outer: out= is not supported on tracked values")
     xp = ns(x, y)
     return xp.reshape(array(x), (-1, 1)) * xp.reshape(array(y), (1, -1))
 
