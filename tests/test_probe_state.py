@@ -386,3 +386,15 @@ def test_checkpoint_with_every_tracked_value_as_an_argument():
     np.testing.assert_allclose(
         tl.hessian(lambda a: tl.sum(tl.checkpoint(lambda t: t**3, a)), np.array([1.0, 2.0])), np.diag([6.0, 12.0])
     )
+
+
+def test_a_hook_that_returns_none_refuses_instead_of_stopping_the_gradient():
+    # a hook written to print (lambda g: print(g)) returned None, and x's gradient was silently 0
+    x = tl.param(np.ones(2))
+    seen = []
+    with pytest.raises(TypeError, match="hook: f returned None"):
+        tl.back_(tl.sum(tl.hook(seen.append, x) * 3.0))
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+    tl.back_(tl.sum(tl.hook(lambda g: (seen.append(g), g)[1], x) * 3.0))
+    np.testing.assert_array_equal(x.grad, [3.0, 3.0])
+    np.testing.assert_array_equal(seen[-1], [3.0, 3.0])

@@ -29,7 +29,16 @@ def hook(f, x):
 
 @grad_rule(hook)
 def _(f, x):
-    return data(x), lambda Δ: (None, f(Δ))
+    def pullback(Δ):
+        sent = f(Δ)
+        if sent is None:  # a hook that prints and returns nothing would stop the gradient without a word
+            raise TypeError(
+                "hook: f returned None; return the sensitivity to send on: Δ itself to leave it as it is "
+                "(lambda Δ: (print(Δ), Δ)[1]), or zeros to stop it"
+            )
+        return (None, sent)
+
+    return data(x), pullback
 
 
 @primitive
