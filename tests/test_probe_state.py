@@ -398,3 +398,23 @@ def test_a_hook_that_returns_none_refuses_instead_of_stopping_the_gradient():
     tl.back_(tl.sum(tl.hook(lambda g: (seen.append(g), g)[1], x) * 3.0))
     np.testing.assert_array_equal(x.grad, [3.0, 3.0])
     np.testing.assert_array_equal(seen[-1], [3.0, 3.0])
+
+
+def test_a_custom_pullback_without_its_return_refuses():
+    # a pullback that forgot `return` gave None, read as "no sensitivity": the gradient came out 0
+    @tl.primitive
+    def double(x):
+        return tl.data(x) * 2.0
+
+    @tl.grad_rule(double)
+    def _(x):
+        def pullback(g):
+            g * 2.0  # no return
+
+        return tl.data(x) * 2.0, pullback
+
+    x = tl.param(np.ones(2))
+    with pytest.raises(TypeError, match=r"double: the pullback returned None; return a tuple"):
+        tl.back_(tl.sum(double(x)))
+    with pytest.raises(TypeError, match="double: the pullback returned None"):
+        tl.gradient(lambda v: tl.sum(double(v)), np.ones(2))

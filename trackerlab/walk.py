@@ -313,6 +313,11 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             raise
         finally:
             RECORDING.on = before
+    if sent is None:  # most often a pullback without its return statement: a gradient of 0 would be wrong
+        raise TypeError(
+            f"{name}: the pullback returned None; return a tuple with one sensitivity per argument "
+            "((None,) for an argument that gets none)"
+        )
     if not isinstance(sent, tuple | list):
         sent = (sent,) if len(call.args) == 1 else sent
     if not isinstance(sent, tuple | list) or len(sent) != len(call.args):
