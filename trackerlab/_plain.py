@@ -29,6 +29,10 @@ def _leaf_value(x, who: str):
     else holds (``who`` names the caller in errors)."""
     if isinstance(x, bool | int | float):
         return float(x)
+    if type(x) is NDARRAY and x.ndim and x.dtype.kind in "fc":  # a NumPy array of numbers, the common case
+        x = x.copy(order="K")
+        _setflags(x, False)
+        return x
     xp = namespace(x)
     if not hasattr(x, "dtype"):
         try:

@@ -95,36 +95,54 @@ def forward(f: Callable, *args):
     """
     inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
-    given_tracked = any(isinstance(a, _TrackedValue) for a in args)
+    given_tracked = _any_tracked(args)
 
     def back(Δ=None):
-        if not isinstance(y, _TrackedValue):
-            return tuple(_as_result(None, n) for n in nodes)
-        # Record the backward pass (nested AD) only where something outside this call can reach it:
-        # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
-        # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
-        # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-        nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
-        found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes)
-        if nest:
-            return tuple(_as_result(found.get(n), n) for n in nodes)
-        return tuple(_deferred(f, nodes, Δ, i, found.get(n), data(y)) for i, n in enumerate(nodes))
+        return _back(f, nodes, y, Δ, given_tracked)
 
     return y, back
+
+
+def _any_tracked(args) -> bool:
+    for a in args:
+        if isinstance(a, _TrackedValue):
+            return True
+    return False
+
+
+def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
+    """``forward``'s ``back(Δ)`` for the input nodes ``nodes`` of ``y = f(...)`` (``given_tracked``: some
+    argument was tracked, so its node is a recorded identity, not a leaf)."""
+    if not isinstance(y, _TrackedValue):
+        return tuple(_as_result(None, n) for n in nodes)
+    # Record the backward pass (nested AD) only where something outside this call can reach it:
+    # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
+    # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
+    # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
+    nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
+    # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
+    # argument's identity node is where the walk must stop
+    found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else ())
+    if nest:
+        return tuple(_as_result(found.get(n), n) for n in nodes)
+    value = data(y)
+    return tuple(_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes))
 
 
 def _run(f: Callable, args) -> tuple[list, object]:
     """Fresh inputs for ``args`` and ``f``'s value at them, recorded (under ``no_grad`` too); ``float(x)``
     of a tracked ``x`` refuses while ``f`` runs, as the number would carry no gradient."""
-    before = RECORDING.on
-    RECORDING.on = True
-    RECORDING.differentiating += 1
+    state = RECORDING
+    before = state.on
+    if not before:
+        state.on = True
+    state.differentiating += 1
     try:
         inputs = [_input(a) for a in args]
         return inputs, f(*inputs)
     finally:
-        RECORDING.on = before
-        RECORDING.differentiating -= 1
+        state.on = before
+        state.differentiating -= 1
 
 
 def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
@@ -132,18 +150,23 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again."""
     wanted = set(wanted)
     found = {}
-    before = RECORDING.on
-    RECORDING.on = True
     if nest:
+        state = RECORDING
+        before = state.on
+        if not before:
+            state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
-    try:
-        for step in _walk(y, Δ, who, nest=nest, stop=stop, pending=False, leaves_only=True):
+        try:
+            for step in _walk(y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=True):
+                if step.node in wanted:
+                    found[step.node] = step.delta
+        finally:
+            state.on = before
+            _NESTED.depth -= 1
+    else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
+        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=True):
             if step.node in wanted:
                 found[step.node] = step.delta
-    finally:
-        RECORDING.on = before
-        if nest:
-            _NESTED.depth -= 1
     if found and lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
         found = dict(land(list(found.items()), who))
     return found
@@ -156,11 +179,27 @@ _NESTED = threading.local()
 
 
 def _self_contained(root: Tracked, inputs) -> bool:
-    """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` and no node has a custom pullback
-    (which may close over values made outside)."""
-    inputs = set(inputs)
-    leaves = _leaves_reached(root, inputs)
-    return leaves is not None and all(leaf in inputs for leaf in leaves)
+    """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` (leaves themselves) and no node has
+    a custom pullback (which may close over values made outside)."""
+    seen = set()
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if node.isleaf:
+            if node not in inputs:
+                return False
+            continue
+        if node.back is not None:
+            return False
+        for arg in node.args:
+            if type(arg) is Tracked:
+                if arg.ref == 1:  # used by one recorded call: this is the one visit
+                    push(arg)
+                elif arg not in seen:
+                    seen.add(arg)
+                    push(arg)
+    return True
 
 
 def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
