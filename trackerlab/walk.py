@@ -16,7 +16,7 @@ from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
 from ._checks import check_fresh, check_sent, reworded, seed
 from ._recording import ANOMALY, RECORDING
-from .tracked import Tracked, _leaf, _TrackedValue, _wrap, data
+from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -156,6 +156,16 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                                 if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
                                     check_sent(node, sent)
                                     checked = True
+                            elif kind is TrackedArray:  # a nested walk: the same fast test on its value
+                                s_value = s.tracker.data
+                                if (
+                                    type(s_value) is not NDARRAY
+                                    or type(value) is not NDARRAY
+                                    or s_value.shape != value.shape
+                                    or s_value.dtype is not value.dtype
+                                ):
+                                    check_sent(node, sent)
+                                    checked = True
                             elif (kind is not float or type(value) is not float) and (
                                 kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
                             ):
@@ -240,8 +250,10 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     itself) skip the general loop.
     """
     call = node  # the node holds its call's fields
-    if nest and not isinstance(g, _TrackedValue) and not defers(g):
+    kind = type(g)
+    if nest and kind is not NDARRAY and kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
         # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+        # (NumPy arrays and numbers, the common case, defer to a tracked operand)
         g = _wrap(_leaf(g, None))
     rules = call.func.rule
     args = call.args
