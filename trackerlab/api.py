@@ -13,7 +13,7 @@ from ._checks import check_loss, check_numbers, check_replayed
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
-from .ops import _record, operations
+from .ops import operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .walk import _walk
@@ -66,8 +66,9 @@ def _accumulate(total, delta):
 
 def _input(x):
     """A fresh input for ``forward``: a leaf for a plain value, a tracked identity of a tracked one."""
-    if isinstance(x, _TrackedValue):
-        return _record(operations()["identity"], (x,), {})  # the rule tables, above, register it
+    if isinstance(x, _TrackedValue):  # the identity's value is its argument's (the rule tables register it)
+        node = x.tracker
+        return _new(operations()["identity"], (node,), None, node.data)
     return param(x)
 
 
