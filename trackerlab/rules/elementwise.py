@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import operator
 
-from .._backend import namespace
+from .._backend import NDARRAY, namespace
 from ..ops import defop, register_rules
 from ..tracked import data
 from ._util import (
@@ -187,6 +187,9 @@ def _power_backward(g, x, exponent):
         return g * (0.0 if type(x) is float else namespace(x).zeros_like(x))
     if exponent == 2:  # 2 x¹ is 2 x: one operation less (x ** 1 copies x)
         return g * (exponent * x)
+    if exponent == 1 and type(g) is NDARRAY and type(x) is NDARRAY and g.shape == x.shape:
+        if g.dtype == x.dtype and g.dtype.kind == "f":  # real: no 0 · inf of a complex product
+            return g.copy()  # g · 1 x⁰ is g itself, in a new array
     return g * (exponent * _power(x, exponent - 1))
 
 
