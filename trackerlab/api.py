@@ -8,7 +8,7 @@ import math
 import threading
 from collections.abc import Callable
 
-from ._backend import library_name, namespace, shape_of
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import check_loss, check_numbers, check_replayed
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
@@ -168,8 +168,12 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
         for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=True):
             if step.node in wanted:
                 found[step.node] = step.delta
-    if found and lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
-        found = dict(land(list(found.items()), who))
+    for delta in found.values():
+        kind = type(delta)
+        if kind is not NDARRAY and kind not in REAL_SCALARS:  # NumPy's, the common case, are never lazy
+            if lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
+                found = dict(land(list(found.items()), who))
+            break
     return found
 
 
@@ -246,9 +250,9 @@ def gradient(f: Callable, *args):
     """
     if len(args) == 1 and isinstance(args[0], Params):
         return _gradient_params(f, args[0])
-    y, back = forward(f, *args)
+    inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
     check_loss(y, "gradient")
-    return back()
+    return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args))
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:
