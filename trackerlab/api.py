@@ -16,7 +16,7 @@ from .lazy import land, lazy_in
 from .ops import operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
-from .walk import _walk
+from .walk import _count_uses, _walk
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -120,10 +120,16 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
     # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
     # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-    nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
+    uses = None
+    if given_tracked or isinstance(Δ, _TrackedValue):
+        nest = True
+    else:  # the walk's count of uses tells, in the same pass, what the tape reaches
+        reached = []
+        uses = _count_uses(y.tracker, (), reached)
+        nest = not _self_contained(reached, nodes)
     # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
     # argument's identity node is where the walk must stop
-    found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else ())
+    found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else (), uses=uses)
     if nest:
         return tuple(_as_result(found.get(n), n) for n in nodes)
     value = data(y)
@@ -146,9 +152,10 @@ def _run(f: Callable, args) -> tuple[list, object]:
         state.differentiating -= 1
 
 
-def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
-    walk is recorded (under ``no_grad`` too), so that they can be differentiated again."""
+    walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
+    walk's count of uses, where the caller has made it."""
     wanted = set(wanted)
     found = {}
     if nest:
@@ -158,14 +165,14 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
             state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
-            for step in _walk(y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=True):
+            for step in _walk(y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=True, uses=uses):
                 if step.node in wanted:
                     found[step.node] = step.delta
         finally:
             state.on = before
             _NESTED.depth -= 1
     else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
-        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=True):
+        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=True, uses=uses):
             if step.node in wanted:
                 found[step.node] = step.delta
     for delta in found.values():
@@ -183,27 +190,13 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
 _NESTED = threading.local()
 
 
-def _self_contained(root: Tracked, inputs) -> bool:
-    """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` (leaves themselves) and no node has
-    a custom pullback (which may close over values made outside)."""
-    seen = set()
-    stack = [root]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        if node.isleaf:
-            if node not in inputs:
-                return False
-            continue
-        if node.back is not None:
+def _self_contained(reached: list, inputs) -> bool:
+    """Whether a tape is self-contained, from what ``_count_uses`` noted on it (``reached``): every leaf it
+    reaches is one of ``inputs`` (leaves themselves), and no node has a custom pullback (noted as ``None``),
+    which may close over values made outside."""
+    for leaf in reached:
+        if leaf is None or leaf not in inputs:
             return False
-        for arg in node.args:
-            if type(arg) is Tracked:
-                if arg.ref == 1:  # used by one recorded call: this is the one visit
-                    push(arg)
-                elif arg not in seen:
-                    seen.add(arg)
-                    push(arg)
     return True
 
 
