@@ -128,7 +128,7 @@ def _numeric_work(A, x, v):
 def profile(number: int = 500) -> str:
     """Where trackerlab's Hessian-vector product spends its time, phase by phase (CPU time, best of 9
     rounds of ``number`` runs, one BLAS thread as in the suite): each phase measured inside the real run,
-    next to the NumPy work it does (``_numeric_work``) and the nodes it records or walks.
+    next to the NumPy work it does (``_numeric_work``); the rest is the run's time less the phases'.
 
     ``python -m benchmarks.hvp`` prints it.
     """
@@ -142,44 +142,50 @@ def profile(number: int = 500) -> str:
     run = trackerlab((A, x, v))
     best = lambda f, n=number: min(timeit.repeat(f, number=n, repeat=9, timer=time.process_time)) / n * 1e6
 
-    # the phases of one run, timed where they happen: api's forward (_run) and walks (_sensitivities),
-    # told apart by their depth (1: the outer gradient, 2: the inner one)
+    # the phases of one run, timed where they happen, in CPU time (other work on the machine does not count):
+    # the inner gradient's forward pass (api's second ``_run`` of a run), its recorded walk (the first
+    # ``_sensitivities``) and the outer gradient's plain walk (the second)
+    timed = {("_run", 2): "forward", ("_sensitivities", 1): "nested", ("_sensitivities", 2): "walk"}
+    clock = time.process_time_ns
+    calls: dict = {}
     spent: dict = {}
-    depth = [0]
     originals = {name: getattr(api, name) for name in ("_run", "_sensitivities")}
 
     def timing(name, f):
-        def timed(*args, **kwargs):
-            depth[0] += 1
-            begin = time.perf_counter_ns()  # the cheap clock inside a run; CPU time for the totals
+        def counted(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            phase = timed.get((name, calls[name]))
+            if phase is None:
+                return f(*args, **kwargs)
+            begin = clock()
             try:
                 return f(*args, **kwargs)
             finally:
-                key = (name, depth[0])
-                spent[key] = spent.get(key, 0) + time.perf_counter_ns() - begin
-                depth[0] -= 1
+                spent[phase] = spent.get(phase, 0) + clock() - begin
 
-        return timed
+        return counted
+
+    def one_run():
+        calls.clear()
+        run()
 
     for _ in range(200):
         run()
     total = best(run)
-    rounds = []
+    tick = best(clock, 10_000)  # what one reading of the clock costs: each phase holds about one
     try:
         for name, f in originals.items():
             setattr(api, name, timing(name, f))
+        rounds = []
         for _ in range(9):
             spent.clear()
-            begin = time.process_time_ns()
             for _ in range(number):
-                run()
-            took = (time.process_time_ns() - begin) / number / 1e3
-            rounds.append((took, {key: t / number / 1e3 for key, t in spent.items()}))
+                one_run()
+            rounds.append({phase: t / number / 1e3 - tick for phase, t in spent.items()})
     finally:
         for name, f in originals.items():
             setattr(api, name, f)
-    timed_total, phases = min(rounds, key=lambda r: r[0])
-    scale = total / timed_total  # the timers' own cost, spread in proportion
+    phases = {phase: min(r[phase] for r in rounds) for phase in timed.values()}
 
     # the tape the outer walk goes over: the forward pass's ops, the recorded walk's and the outer function's
     def f(x):
@@ -197,9 +203,7 @@ def profile(number: int = 500) -> str:
     work = {name: best(g) for name, g in _numeric_work(A, x, v).items()}
     floor_us = best(floor((A, x, v)))
     numeric = sum(work.values())
-    forward = phases.get(("_run", 2), 0.0) * scale
-    nested = phases.get(("_sensitivities", 2), 0.0) * scale
-    walk = phases.get(("_sensitivities", 1), 0.0) * scale
+    forward, nested, walk = phases["forward"], phases["nested"], phases["walk"]
     rest = total - forward - nested - walk
     lines = [
         f"Hessian-vector product, A {A.shape[0]}×{A.shape[1]}: µs per run (CPU time, best of 9 rounds of {number})",
