@@ -116,11 +116,12 @@ def check_separate_grads(nodes) -> None:
     """Raise if the ``.grad`` arrays of two of the parameters ``nodes`` share memory (set by hand to one array,
     or to views of one): ``back_`` accumulates in place, so adding one parameter's gradient would change the
     other's, silently. Views of one buffer that do not overlap are fine."""
+    arrays = [node for node in nodes if type(node.grad) is NDARRAY]
+    if len(arrays) < 2:
+        return
     owners: dict = {}
-    for node in nodes:
+    for node in arrays:
         total = node.grad
-        if type(total) is not NDARRAY:
-            continue
         owner = total if total.base is None else total.base
         others = owners.setdefault(id(owner), [])
         for other in others:

@@ -8,6 +8,7 @@ import math
 import threading
 from collections.abc import Callable
 
+from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import check_loss, check_numbers, check_replayed, check_separate_grads
 from ._plain import _copy_plain, _lock, _zeros_like
@@ -51,7 +52,7 @@ def back_(y, Δ=None) -> None:
                     f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
                     f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
                 )
-        if len(found) > 1:
+        if len(found) > 1 and _tracked._GRADS_GIVEN:  # only a .grad given by hand can share memory
             check_separate_grads([node for node, _ in found])
         for node, delta in found:
             node.grad = _accumulate(node.grad, delta)

@@ -45,6 +45,17 @@ def _changed(node: Tracked) -> None:
         node.epoch = _EPOCH
 
 
+# Whether any parameter's ``.grad`` was ever given by hand (``x.grad = array``, a node built with one, an
+# unpickled parameter): only then can two gradients share memory, which ``back_`` then checks.
+_GRADS_GIVEN = False
+
+
+def _grad_given(grad) -> None:
+    global _GRADS_GIVEN
+    if grad is not None:
+        _GRADS_GIVEN = True
+
+
 def _next_epoch() -> int:
     """Start a new epoch, as a leaf change does, and return it: what is recorded from now on is newer than
     everything recorded before (``checkpoint`` tells what its replay made from what it found)."""
@@ -168,6 +179,7 @@ class Tracked:
         self.epoch = _EPOCH if f is _LEAF else f.epoch
         self.isleaf = isleaf
         self.grad = grad
+        _grad_given(grad)
         self.ref = 0
         self.data = data
         if ANOMALY.active and f.func is not None:
@@ -273,6 +285,7 @@ class _TrackedValue:
     @grad.setter
     def grad(self, value):
         self.tracker.grad = value
+        _grad_given(value)
 
     @property
     def shape(self) -> tuple:
@@ -353,6 +366,7 @@ def _copy_leaf(value, who: str):
 
 def _restore(value, grad):
     """A parameter holding ``value`` (owned by it from now on) and ``grad``: what pickle and copy rebuild."""
+    _grad_given(grad)
     return _wrap(_leaf(_lock(value), grad))
 
 
