@@ -249,6 +249,21 @@ def test_update_in_place_and_zeroes_grad():
     np.testing.assert_array_equal(x.grad, [0.0, 0.0])
 
 
+def test_zero_grad_of_a_collection_gives_each_value_fresh_zeros():
+    W, b, s = tl.param(np.ones((2, 3), np.float32)), tl.param([1.0, 2.0]), tl.param(3.0)
+    tl.back_(tl.sum(W) * s + tl.sum(b * b))
+    earlier = W.grad
+    collection = [W, (b, tl.Params([s]))]
+    assert tl.zero_grad_(collection) is collection
+    assert W.grad is not earlier and W.grad.dtype == np.float32 and W.grad.shape == (2, 3)
+    np.testing.assert_array_equal(earlier, np.full((2, 3), 3.0))  # what code holding the earlier .grad sees
+    np.testing.assert_array_equal(W.grad, np.zeros((2, 3)))
+    np.testing.assert_array_equal(b.grad, [0.0, 0.0])
+    assert s.grad == 0.0
+    with pytest.raises(TypeError, match=r"zero_grad_: x is not tracked \(got ndarray\)"):
+        tl.zero_grad_([W, np.ones(2)])
+
+
 @pytest.mark.parametrize(
     "opt, steps",
     [(tl.optim.Descent(0.1), 200), (tl.optim.Momentum(0.05, 0.9), 300), (tl.optim.ADAM(0.1), 500)],

@@ -186,7 +186,11 @@ def zero_grad_(x):
     """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
     if isinstance(x, Params | list | tuple):
         for value in x:
-            zero_grad_(value)
+            if isinstance(value, _TrackedValue):  # a parameter (the common case), without a call per value
+                node = value.tracker
+                node.grad = _zeros_like(node.data)
+            else:
+                zero_grad_(value)
         return x
     node = tracker(x)
     if node is None:
