@@ -69,6 +69,11 @@ def test_softmax_and_sigmoid_are_stable():
     np.testing.assert_allclose(tl.data(g), [1.0, 2.0, 3.0] - 6.0 * np.array([1.0, 0.0, 0.0]))
 
 
+def _reference_softmax(z, axis):
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
 def _reference_log_softmax(z, axis):
     shifted = z - np.max(z, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
@@ -106,3 +111,47 @@ def test_softmax_and_cross_entropy_on_numpy_are_the_formulas_bit_for_bit(dtype, 
             np.testing.assert_array_equal(
                 tl.data(tl.log_softmax(z.T, axis=axis)), _reference_log_softmax(z.T, axis), strict=True
             )
+
+
+def test_cross_entropy_pullback_takes_the_forward_softmax_only_for_its_own_logits_and_axis():
+    # the forward keeps the softmax of the tape's (read-only) logits for the pullback; the numbers are
+    # those of computing it again, the same array and axis only, and nothing is kept once it is used
+    import weakref
+
+    from trackerlab.rules import nn
+
+    rng = np.random.default_rng(4)
+    v = rng.standard_normal((5, 5))
+    t0, t1 = rng.dirichlet(np.ones(5), size=5).T.copy(), rng.dirichlet(np.ones(5), size=5)
+    z = tl.param(v)
+    # two losses on the same logits along different axes: the first pullback to run (axis 0) must not
+    # take the softmax kept by the latest forward (axis 1)
+    tl.back_(tl.cross_entropy(z, t0, axis=0) + tl.cross_entropy(z, t1))
+    p0, p1 = np.exp(_reference_log_softmax(v, 0)), np.exp(_reference_log_softmax(v, 1))
+    want = (p0 * t0.sum(axis=0) - t0) / 5 + (p1 * t1.sum(axis=1, keepdims=True) - t1) / 5
+    np.testing.assert_allclose(z.grad, want, rtol=1e-12, atol=1e-15)
+    assert not nn._SOFTMAX  # taken by the pullback
+    loss = tl.cross_entropy(z, t1)
+    steps = [s.sent for s in tl.backprop_steps(loss)]
+    again = [s.sent for s in tl.backprop_steps(loss)]  # the second walk computes it: the same numbers
+    np.testing.assert_array_equal(steps[0][0], again[0][0], strict=True)
+    np.testing.assert_allclose(steps[0][0], (p1 * t1.sum(axis=1, keepdims=True) - t1) / 5, rtol=1e-12)
+    # another array, another axis, or the array made writable since, is never given it
+    a = np.array(v)
+    a.setflags(write=False)
+    for other, axis in [(np.array(v), -1), (a, 0)]:
+        nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+        np.testing.assert_array_equal(nn._kept_softmax(other, axis), _reference_softmax(v, axis), strict=True)
+    b = np.array(v)  # as if b had taken the address of a freed array whose softmax is kept
+    b.setflags(write=False)
+    nn._SOFTMAX[id(b)] = (weakref.ref(a), -1, np.full((5, 5), 7.0))
+    np.testing.assert_array_equal(nn._kept_softmax(b, -1), _reference_softmax(v, -1), strict=True)
+    nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+    a.setflags(write=True)
+    np.testing.assert_array_equal(nn._kept_softmax(a, -1), _reference_softmax(v, -1), strict=True)
+    a.setflags(write=False)
+    nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+    np.testing.assert_array_equal(nn._kept_softmax(a, -1), np.full((5, 5), 7.0))  # its own: taken
+    nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+    del a, other  # freed: the kept softmax goes with it
+    assert not nn._SOFTMAX

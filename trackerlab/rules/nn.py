@@ -8,6 +8,7 @@ default; ``binary_cross_entropy_with_logits`` is its two-class form on raw score
 from __future__ import annotations
 
 import math
+import weakref
 
 from .._backend import NDARRAY, namespace
 from ..lazy import lazy_in
@@ -88,8 +89,8 @@ def _log_softmax(x, axis=-1):
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
-# The same operations on NumPy arrays, each result computed into the fresh array before it (the same
-# numbers, bit for bit, with one temporary instead of four)
+# The same operations on NumPy arrays, computed in place wherever an array is fresh: the same numbers,
+# bit for bit, with one or two temporaries of the logits' size instead of three
 
 
 def _softmax_numpy(x, axis):
@@ -100,11 +101,43 @@ def _softmax_numpy(x, axis):
     return e
 
 
-def _log_softmax_numpy(x, axis):
+def _log_softmax_numpy(x, axis, keep: bool = False):
     shifted = x - _max_along(x, axis)
     xp = namespace(x)
-    shifted -= xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    e = xp.exp(shifted)
+    total = e.sum(axis=axis, keepdims=True)
+    shifted -= xp.log(total)
+    if keep:  # cross_entropy's pullback needs the softmax: e / Σe, as _softmax_numpy computes it
+        e /= total
+        _keep_softmax(x, axis, e)
     return shifted
+
+
+# The softmax that cross_entropy's forward computed on a read-only array (the tape's logits), for the
+# pullback of that node to take instead of computing it again. One entry, the latest, held until the
+# pullback takes it, the next forward replaces it, or the logits array is freed. The pullback takes it
+# only for the same array (alive, so not another one at its address) and axis, still read-only.
+_SOFTMAX: dict = {}
+
+
+def _keep_softmax(logits, axis, softmax) -> None:
+    key = id(logits)
+    _SOFTMAX.clear()
+    _SOFTMAX[key] = (weakref.ref(logits, lambda ref: _forget(key, ref)), axis, softmax)
+
+
+def _forget(key, ref) -> None:
+    entry = _SOFTMAX.get(key)
+    if entry is not None and entry[0] is ref:
+        _SOFTMAX.pop(key, None)
+
+
+def _kept_softmax(logits, axis):
+    """The kept softmax of ``logits`` along ``axis`` (taken: no one else gets it), or a fresh one."""
+    entry = _SOFTMAX.pop(id(logits), None)  # one atomic step: two walks in two threads cannot both take it
+    if entry is not None and entry[0]() is logits and entry[1] == axis and not logits.flags.writeable:
+        return entry[2]
+    return _softmax_numpy(logits, axis)
 
 
 def _max_along(x, axis):
@@ -152,7 +185,7 @@ def _cross_entropy(logits, targets, axis=-1, reduction="mean"):
     if _is_labels(targets):
         targets = _one_hot(targets, logits, axis)
     if type(logits) is NDARRAY and type(targets) is NDARRAY:
-        log_p = _log_softmax_numpy(logits, axis)
+        log_p = _log_softmax_numpy(logits, axis, keep=not logits.flags.writeable)
         if targets.dtype == log_p.dtype and targets.shape == log_p.shape:
             log_p *= targets  # t log p into the fresh array (a product commutes: the same numbers)
             return _reduce_loss(-log_p.sum(axis=axis), reduction)
@@ -221,7 +254,7 @@ def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
 def _cross_entropy_plain(g, logits, t, axis: int, reduction: str):
     """``_cross_entropy_logits`` on NumPy arrays (a plain walk): one fresh array, scaled in place."""
     xp = ns(logits)
-    out = _softmax_numpy(logits, axis)
+    out = _kept_softmax(logits, axis)
     out *= t.sum(axis=axis, keepdims=True) if type(t) is NDARRAY else xp.sum(t, axis=axis, keepdims=True)
     out -= t
     if reduction == "none":
