@@ -118,3 +118,14 @@ def test_the_command_line_runs_one_workload(capsys):
     out = capsys.readouterr().out
     assert "| scalar chain (60 mixed scalar ops) | floor |" in out
     assert "| trackerlab |" in out
+
+
+def test_the_deep_chain_profile_splits_the_time_it_measures():
+    from benchmarks import deep_chain
+
+    text = deep_chain.profile(blocks=50, peers=False)
+    for part in ("forward pass (recording)", "cyclic collector", "backward pass (back_)", "pullbacks alone",
+                 "hand-written NumPy"):
+        assert part in text
+    kept = float(text.split(" objects it tracks kept per op")[0].rsplit(" ", 1)[1])
+    assert 1.9 <= kept <= 2.01  # a node and its arguments' tuple per recorded op

@@ -293,3 +293,22 @@ def test_the_dask_benchmark_runs_and_matches_the_hand_written_gradient():
     rows = suite.measure(local, repeats=1, log=lambda *_: None)
     assert [row["name"] for row in rows] == ["floor", "trackerlab"]
     assert rows[1]["verified"] and rows[1]["times"][0] > 0
+
+
+def test_jacobian_and_hessian_over_lazy_data_match_the_formulas():
+    J = tl.jacobian(lambda w: X @ w, W0)  # one backward pass per output, each computed
+    assert type(J) is np.ndarray and J.shape == (60, 4)
+    np.testing.assert_allclose(J, XN, rtol=1e-12)
+    H = tl.hessian(lambda w: logistic(w, X, Y), W0)
+    p = 1 / (1 + np.exp(-(XN @ W0)))
+    want = XN.T @ (XN * (p * (1 - p))[:, None]) / len(YN)  # Xᵀ diag(σ'(Xw)) X / n
+    assert type(H) is np.ndarray and H.shape == (4, 4)
+    np.testing.assert_allclose(H, want, rtol=1e-10)
+    np.testing.assert_allclose(H, tl.hessian(lambda w: logistic(w, XN, YN), W0), rtol=1e-12)
+
+
+def test_the_jacobian_of_a_lazy_parameter_stays_lazy():
+    w = tl.param(da.from_array(W0, chunks=2))
+    J = tl.jacobian(lambda w: X @ w, w)
+    assert isinstance(J, da.Array) and J.shape == (60, 4)
+    np.testing.assert_allclose(J.compute(), XN, rtol=1e-12)

@@ -227,3 +227,67 @@ def test_finished_gradient_calls_leave_no_tape_alive_on_either_path():
     W = tl.param(np.ones(3))
     left = alive_after(lambda: tl.gradient(lambda: tl.sum(tl.tanh(W) * W), tl.Params([W]))[W])
     assert all(r() is W.tracker for r in left)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, axis, keepdims",
+    [((64,), None, False), ((5, 7), 0, False), ((5, 7), 1, True), ((5, 7), (0, 1), False), ((3, 4, 5), -1, False),
+     ((), None, False), ((5, 7), None, True)],
+)
+def test_mean_of_a_float_array_is_numpys_mean_to_the_bit(dtype, shape, axis, keepdims):
+    x = (np.random.default_rng(0).standard_normal(shape) * 1e3).astype(dtype)
+    want = np.mean(x, axis=axis, keepdims=keepdims)
+    got = tl.mean(x, axis=axis, keepdims=keepdims)
+    recorded = tl.data(tl.mean(tl.param(x), axis=axis, keepdims=keepdims))
+    for value in (got, recorded):
+        assert np.asarray(value).dtype == want.dtype and np.shape(value) == np.shape(want)
+        assert np.array_equal(value, want)
+    p = tl.param(x)
+    tl.back_(tl.sum(tl.mean(p, axis=axis, keepdims=keepdims) * 3.0))
+    n = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
+    assert np.result_type(p.grad) == dtype and np.allclose(p.grad, 3.0 / n)
+
+
+def test_mean_of_other_values_goes_through_numpy():
+    assert tl.mean([1, 2, 4]) == pytest.approx(7 / 3)
+    assert tl.mean(np.array([1, 2], dtype=np.int64)) == 1.5
+    half = np.array([1, 2], dtype=np.float16)
+    assert tl.mean(half).dtype == np.float16
+    with pytest.warns(RuntimeWarning):
+        assert np.isnan(tl.mean(np.zeros(0)))
+
+
+def test_a_scalar_operand_of_a_broadcast_sums_the_whole_sensitivity():
+    b = tl.param(0.5)
+    v = tl.param(np.float32(0.25))
+    X = np.arange(12.0).reshape(3, 4)
+    tl.back_(tl.sum((X + b) * (X * v)))
+    assert b.grad == pytest.approx(np.sum(X * 0.25))
+    assert v.grad == pytest.approx(np.sum((X + 0.5) * X))
+
+
+def test_a_ufunc_met_before_keeps_refusing_its_options_on_tracked_values():
+    x = tl.param(np.array([1.0, 2.0]))
+    a = np.array([3.0, 4.0])
+    assert np.array_equal(tl.data(a * x), [3.0, 8.0])  # a plain call: remembered
+    assert np.array_equal(tl.data(np.multiply(a, x)), [3.0, 8.0])
+    with pytest.raises(TypeError, match="out= cannot write into a tracked value"):
+        np.multiply(a, x, out=np.empty(2))
+    with pytest.raises(TypeError, match=r"numpy\.multiply: dtype= is not supported"):
+        np.multiply(a, x, dtype=np.float32)
+    with pytest.raises(TypeError, match="no gradient rule"):
+        np.multiply.outer(a, x)
+    assert np.array_equal(np.less(a, x), [False, False])  # not differentiable: plain
+
+
+def test_operators_record_as_their_operation_and_take_lists_and_custom_rules():
+    x = tl.param(np.array([1.0, 2.0]))
+    y = x * [2.0, 3.0]  # a list operand goes through the general call
+    assert y.tracker.op == "multiply" and np.array_equal(tl.data(y), [2.0, 6.0])
+    z = [1.0, 1.0] - x
+    assert z.tracker.op == "subtract" and np.array_equal(tl.data(z), [0.0, -1.0])
+    with tl.no_grad():
+        assert not tl.istracked(x * 2.0)
+    tl.back_(tl.sum(y * z))  # d/dx Σ (c x)(1 − x) = c (1 − 2x)
+    assert np.allclose(x.grad, [2.0 * (1 - 2.0), 3.0 * (1 - 4.0)])

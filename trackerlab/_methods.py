@@ -10,7 +10,8 @@ from __future__ import annotations
 import operator
 
 from . import numpy_protocol
-from .ops import plain
+from ._recording import EVERY_THREAD, RECORDING
+from .ops import _SEQUENCES, Op, _record2, plain
 from .rules import complex as C
 from .rules import elementwise as E
 from .rules import indexing as I
@@ -25,11 +26,29 @@ from .tracked import TrackedArray, _TrackedValue, data
 
 
 def _binary(op):
-    return lambda self, other: op(self, other)
+    if not isinstance(op, Op) or op.arity is not None:
+        return lambda self, other: op(self, other)
+
+    def method(self, other):
+        # ``op(self, other)``'s own recording path for a recording thread and an operand that is not a list
+        # (most operators in a forward pass), without the general call's checks
+        if (EVERY_THREAD.recording or RECORDING.on) and op.rule is not None and not isinstance(other, _SEQUENCES):
+            return _record2(op, self.tracker, other.tracker if isinstance(other, _TrackedValue) else other)
+        return op(self, other)
+
+    return method
 
 
 def _reflected(op):
-    return lambda self, other: op(other, self)
+    if not isinstance(op, Op) or op.arity is not None:
+        return lambda self, other: op(other, self)
+
+    def method(self, other):  # ``op(other, self)``, as ``_binary``
+        if (EVERY_THREAD.recording or RECORDING.on) and op.rule is not None and not isinstance(other, _SEQUENCES):
+            return _record2(op, other.tracker if isinstance(other, _TrackedValue) else other, self.tracker)
+        return op(other, self)
+
+    return method
 
 
 def _compare(compare):
@@ -207,9 +226,7 @@ def bind() -> None:
     _TrackedValue.__setitem__ = _setitem
     _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
     _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
-    _TrackedValue.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: numpy_protocol.array_ufunc(
-        ufunc, method, *inputs, **kwargs
-    )
+    _TrackedValue.__array_ufunc__ = numpy_protocol.dispatch_ufunc
     _TrackedValue.__array_function__ = lambda self, func, types, args, kwargs: numpy_protocol.array_function(
         func, types, args, kwargs
     )

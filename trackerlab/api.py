@@ -319,9 +319,12 @@ def jacobian(f: Callable, x):
             seed = xp.reshape(seed, out_shape)
         else:
             seed = 1.0
-        rows.append(xp.reshape(xp.asarray(data(back(seed)[0])), (-1,)))
-    J = xp.stack(rows) if rows else xp.zeros((0, math.prod(in_shape)))
-    J = xp.reshape(J, out_shape + in_shape)
+        rows.append(data(back(seed)[0]))
+    # the rows are x's sensitivities: of x's library (NumPy for a NumPy x over dask data, which lands them)
+    rp = namespace(*rows) if rows else namespace(x_value)
+    rows = [rp.reshape(rp.asarray(row), (-1,)) for row in rows]
+    J = rp.stack(rows) if rows else rp.zeros((0, math.prod(in_shape)))
+    J = rp.reshape(J, out_shape + in_shape)
     return J if J.ndim or library_name(J) != "numpy" else float(J)  # device values stay there
 
 

@@ -138,6 +138,21 @@ def _no_rule(spelling: str) -> TypeError:
     )
 
 
+# ufunc → the tl function that records a plain call of it (no keyword arguments), filled as they are met:
+# ``ndarray * x`` and ``X @ w`` then cost one look-up on top of the tl function itself
+_CALLS: dict[np.ufunc, Callable] = {}
+
+
+def dispatch_ufunc(self, ufunc, method: str, *inputs, **kwargs):
+    """``__array_ufunc__`` of tracked values: a plain call of a ufunc met before goes straight to its tl
+    function; everything else to ``array_ufunc``."""
+    if not kwargs and method == "__call__":
+        f = _CALLS.get(ufunc)
+        if f is not None:
+            return f(*inputs)
+    return array_ufunc(ufunc, method, *inputs, **kwargs)
+
+
 def array_ufunc(ufunc, method: str, *inputs, **kwargs):
     name = ufunc.__name__
     spelling = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
@@ -151,9 +166,13 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
             if kwargs.get(option) is not None and not (option == "where" and kwargs[option] is True):
                 raise TypeError(f"{spelling}: {option}= is not supported on tracked values")
             kwargs.pop(option, None)
-        return _public(UFUNCS[name])(*inputs, **kwargs)
+        f = _public(UFUNCS[name])
+        if not kwargs:
+            _CALLS[ufunc] = f
+        return f(*inputs, **kwargs)
     if method == "__call__" and name in PAIR_UFUNCS and not kwargs:
-        return _public(PAIR_UFUNCS[name])(*inputs)
+        f = _CALLS[ufunc] = _public(PAIR_UFUNCS[name])
+        return f(*inputs)
     target = UFUNC_METHODS.get((name, method))
     if target is not None:
         return _reduce(target, spelling, *inputs, **kwargs)

@@ -170,8 +170,16 @@ def unbroadcast(x, g):
     away, and axes where ``x`` had size 1 are summed with the size kept. A real ``x`` that met a
     complex operand gets the real part of its sensitivity (see ``real_for``).
     """
-    if type(g) is float:  # a Python float is the sensitivity of a scalar result, so x was a scalar too
+    kind = type(g)
+    if kind is float:  # a Python float is the sensitivity of a scalar result, so x was a scalar too
         return g
+    if kind is _NDARRAY and g.dtype.kind == "f":  # a plain walk on NumPy, real: the common cases without calls
+        have = g.shape
+        target = x.shape if type(x) is _NDARRAY else shape(x)
+        if have == target:
+            return g
+        if not target:  # a scalar operand: the total over every axis
+            return g.sum()
     target = shape(x)
     have = shape(g)
     if have != target and not unknown_alike(have, target):  # (dask's unknown lengths after a lazy mask match)

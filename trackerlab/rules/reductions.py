@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from .._backend import NDARRAY, REAL_SCALARS
 from ..ops import defop, register_rules
 from ..tracked import data
 from ._util import (
@@ -96,8 +97,20 @@ def _nanmean(x, axis=None, dtype=None, out=None, keepdims=False):
     return _nansum(x, axis, dtype, out, keepdims) / n
 
 
+_array_mean = _reduce("mean")
+
+
+def _mean(x, axis=None, dtype=None, out=None, keepdims=False):
+    """NumPy's ``mean``. For a NumPy array of float32 or float64 (most losses), its sum divided by the count
+    directly: the same numbers without the Python layers NumPy wraps around them (a third of the time)."""
+    numpy_float = type(x) is NDARRAY and x.dtype.kind == "f" and x.dtype.itemsize >= 4
+    if numpy_float and x.size and dtype is None and out is None:
+        return x.sum(axis=axis, keepdims=keepdims) / (x.size if axis is None else count(x, axis))
+    return _array_mean(x, axis, dtype, out, keepdims)
+
+
 sum = defop("sum", _reduce("sum"), arity=1, family="reductions")
-mean = defop("mean", _reduce("mean"), arity=1, family="reductions")
+mean = defop("mean", _mean, arity=1, family="reductions")
 prod = defop("prod", _reduce("prod"), arity=1, family="reductions")
 max = defop("max", _real_only("max", _reduce("max")), arity=1, family="reductions")
 min = defop("min", _real_only("min", _reduce("min")), arity=1, family="reductions")
@@ -199,6 +212,12 @@ def _std_rule(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False
     return spread(real_part(g), x, axis, keepdims) * _deviations(x, axis) * _per(1.0, n) / safe
 
 
+def _mean_rule(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
+    if axis is None and not keepdims and type(x) is NDARRAY and x.size and type(g) in REAL_SCALARS:
+        return ns(x).full(x.shape, g / x.size)  # a plain walk's total: spread and divided in one pass
+    return spread(g, x, axis, keepdims) / count(x, axis)
+
+
 def _cumsum_rule(g, ans, x, axis=None, dtype=None, out=None):
     # the sensitivity of x[i] is the sum of g[j] for j ≥ i: a running sum from the right
     along = 0 if axis is None else axis
@@ -220,11 +239,7 @@ def _nan_mask(x):
 
 RULES = {
     "sum": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: spread(g, x, axis, keepdims),),
-    "mean": (
-        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: (
-            spread(g, x, axis, keepdims) / count(x, axis)
-        ),
-    ),
+    "mean": (_mean_rule,),
     "prod": (_prod_rule,),
     "max": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
     "min": (lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False: _winners(g, ans, x, axis, keepdims),),
