@@ -88,3 +88,139 @@ def workload(smoke: bool) -> Workload:
         implementations={"floor": floor, "trackerlab": trackerlab, "pytorch": pytorch, "autograd": autograd},
         repeats=51,
     )
+
+
+def _numeric_work(A, x, v):
+    """Every NumPy call that trackerlab's Hessian-vector product makes, in its order, with nothing else
+    around them, by phase: what the numbers alone cost in this design (one matrix-vector product more
+    than the analytic formula, and the fused pullbacks' elementwise work twice, forward and back)."""
+    AT = A.T
+
+    def forward():  # the input's copy (and its zero gradient), then f
+        xc = x.copy()
+        xc.setflags(write=False)
+        np.zeros_like(xc)
+        t = np.tanh(A @ xc)
+        (t**2).sum()
+        return t
+
+    t = forward()
+
+    def nested():  # the recorded walk: sum, power (fused), tanh (fused), matmul
+        g1 = np.full(t.shape, 1.0)
+        gp = g1 * (2 * t)
+        return g1, gp, AT @ (gp * (1 - t * t))
+
+    g1, gp, gx = nested()
+
+    def outer():  # the outer function after the inner gradient: · v, sum
+        (gx * v).sum()
+
+    def walk():  # the plain walk over all of it: sum, multiply, matmul, the fused ops' own rules, tanh, matmul
+        h = A @ (np.full(t.shape, 1.0) * v)
+        hg = h * (1 - t * t)
+        ht = -2 * h * gp * t + (hg * g1 * 2).copy()
+        return AT @ (ht * (1 - t * t))
+
+    return {"forward": forward, "nested": nested, "outer": outer, "walk": walk}
+
+
+def profile(number: int = 500) -> str:
+    """Where trackerlab's Hessian-vector product spends its time, phase by phase (CPU time, best of 9
+    rounds of ``number`` runs, one BLAS thread as in the suite): each phase measured inside the real run,
+    next to the NumPy work it does (``_numeric_work``); the rest is the run's time less the phases'.
+
+    ``python -m benchmarks.hvp`` prints it.
+    """
+    import time
+    import timeit
+
+    import trackerlab as tl
+    from trackerlab import api
+
+    A, x, v = problem(False)
+    run = trackerlab((A, x, v))
+    best = lambda f, n=number: min(timeit.repeat(f, number=n, repeat=9, timer=time.process_time)) / n * 1e6
+
+    # the phases of one run, timed where they happen, in CPU time (other work on the machine does not count):
+    # the inner gradient's forward pass (api's second ``_run`` of a run), its recorded walk (the first
+    # ``_sensitivities``) and the outer gradient's plain walk (the second)
+    timed = {("_run", 2): "forward", ("_sensitivities", 1): "nested", ("_sensitivities", 2): "walk"}
+    clock = time.process_time_ns
+    calls: dict = {}
+    spent: dict = {}
+    originals = {name: getattr(api, name) for name in ("_run", "_sensitivities")}
+
+    def timing(name, f):
+        def counted(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            phase = timed.get((name, calls[name]))
+            if phase is None:
+                return f(*args, **kwargs)
+            begin = clock()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[phase] = spent.get(phase, 0) + clock() - begin
+
+        return counted
+
+    def one_run():
+        calls.clear()
+        run()
+
+    for _ in range(200):
+        run()
+    total = best(run)
+    tick = best(clock, 10_000)  # what one reading of the clock costs: each phase holds about one
+    try:
+        for name, f in originals.items():
+            setattr(api, name, timing(name, f))
+        rounds = []
+        for _ in range(9):
+            spent.clear()
+            for _ in range(number):
+                one_run()
+            rounds.append({phase: t / number / 1e3 - tick for phase, t in spent.items()})
+    finally:
+        for name, f in originals.items():
+            setattr(api, name, f)
+    phases = {phase: min(r[phase] for r in rounds) for phase in timed.values()}
+
+    # the tape the outer walk goes over: the forward pass's ops, the recorded walk's and the outer function's
+    def f(x):
+        return tl.sum(tl.tanh(A @ x) ** 2)
+
+    _, y = api._run(lambda x: tl.sum(tl.gradient(f, x)[0] * v), (x,))
+    nodes, stack = set(), [y.tracker]
+    while stack:
+        node = stack.pop()
+        if node not in nodes:
+            nodes.add(node)
+            stack.extend(a for a in node.args if isinstance(a, tl.Tracked))
+    recorded = sum(1 for n in nodes if not n.isleaf)
+
+    work = {name: best(g) for name, g in _numeric_work(A, x, v).items()}
+    floor_us = best(floor((A, x, v)))
+    numeric = sum(work.values())
+    forward, nested, walk = phases["forward"], phases["nested"], phases["walk"]
+    rest = total - forward - nested - walk
+    lines = [
+        f"Hessian-vector product, A {A.shape[0]}×{A.shape[1]}: µs per run (CPU time, best of 9 rounds of {number})",
+        f"  analytic floor                    {floor_us:7.1f}",
+        f"  trackerlab                        {total:7.1f}  ({total / floor_us:.2f}× the floor; the outer walk "
+        f"goes over {recorded} recorded ops and {len(nodes) - recorded} leaf)",
+        f"  of which NumPy's work             {numeric:7.1f}  ({numeric / floor_us:.2f}× the floor)",
+        "  phase                                time   NumPy   the rest",
+        f"  inner forward (identity, f's ops) {forward:7.1f} {work['forward']:7.1f} {forward - work['forward']:8.1f}",
+        f"  recorded walk (inner gradient)    {nested:7.1f} {work['nested']:7.1f} {nested - work['nested']:8.1f}",
+        f"  plain walk (outer gradient)       {walk:7.1f} {work['walk']:7.1f} {walk - work['walk']:8.1f}",
+        f"  the rest (· v, sum, the calls)    {rest:7.1f} {work['outer']:7.1f} {rest - work['outer']:8.1f}",
+        f"  5× the floor leaves {5 * floor_us - numeric:.1f} µs for everything but NumPy's work "
+        f"(today {total - numeric:.1f})",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(profile())

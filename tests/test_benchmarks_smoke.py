@@ -129,3 +129,18 @@ def test_the_deep_chain_profile_splits_the_time_it_measures():
         assert part in text
     kept = float(text.split(" objects it tracks kept per op")[0].rsplit(" ", 1)[1])
     assert 1.9 <= kept <= 2.01  # a node and its arguments' tuple per recorded op
+
+
+def test_the_hvp_profile_splits_the_time_by_phase_and_its_numpy_work_is_the_hvp():
+    import numpy as np
+
+    from benchmarks import hvp
+
+    A, x, v = hvp.problem(True)
+    # the NumPy work the profile sets beside each phase computes what trackerlab computes: its walk ends in H v
+    np.testing.assert_allclose(hvp._numeric_work(A, x, v)["walk"](), hvp.floor((A, x, v))()[0], rtol=1e-12)
+    text = hvp.profile(number=3)
+    for part in ("analytic floor", "of which NumPy's work", "inner forward", "recorded walk", "plain walk",
+                 "the rest", "5× the floor leaves"):
+        assert part in text
+    assert "the outer walk goes over 8 recorded ops and 1 leaf" in text

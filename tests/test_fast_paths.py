@@ -291,3 +291,38 @@ def test_operators_record_as_their_operation_and_take_lists_and_custom_rules():
         assert not tl.istracked(x * 2.0)
     tl.back_(tl.sum(y * z))  # d/dx Σ (c x)(1 − x) = c (1 − 2x)
     assert np.allclose(x.grad, [2.0 * (1 - 2.0), 3.0 * (1 - 4.0)])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.arange(6.0).reshape(2, 3),
+        lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+        lambda: np.arange(12.0)[::2].reshape(2, 3),  # not contiguous
+        lambda: np.arange(6.0, dtype=np.float32).reshape(2, 3),
+        lambda: np.arange(6.0).reshape(2, 3) * (1 + 1j),
+    ],
+    ids=["C", "F", "strided", "float32", "complex"],
+)
+def test_an_array_parameter_is_a_read_only_copy_that_shares_nothing(make):
+    a = make()
+    p = tl.param(a)
+    assert not np.shares_memory(p.data, a) and np.array_equal(p.data, a) and p.data.dtype == a.dtype
+    assert not p.data.flags.writeable and a.flags.writeable  # the caller's array stays theirs
+    a[...] = 7  # and changing it changes nothing the tape holds
+    np.testing.assert_array_equal(p.data, make())
+
+
+def test_changing_the_input_array_after_gradient_changes_no_gradient():
+    # the deferred result replays f at the call's own copy of x, whatever the caller does to x after
+    A = np.array([[1.0, 2.0], [0.5, -1.0]])
+    x = np.array([0.3, -0.2])
+    f = lambda x: tl.sum(tl.tanh(A @ x) ** 2)
+    (g,) = tl.gradient(f, x)
+    expected_g = tl.data(g).copy()
+    t = np.tanh(A @ x)
+    expected_h = A.T @ np.diag((2 - 6 * t * t) * (1 - t * t)) @ A
+    x[:] = [5.0, 5.0]
+    np.testing.assert_array_equal(tl.data(g), expected_g)
+    tl.back_(tl.sum(g))  # differentiating the deferred gradient: the Hessian at the recorded x, summed
+    np.testing.assert_allclose(g.tracker.f.args[0].grad, expected_h.sum(axis=0), rtol=1e-12)

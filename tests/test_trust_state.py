@@ -489,6 +489,24 @@ def test_a_built_in_rule_that_sends_the_wrong_shape_or_kind_is_named(monkeypatch
     assert np.array_equal(x.grad, np.zeros((2, 3)))
 
 
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (lambda g, ans, x: g[:, :1], r"sensitivity for argument 1 has shape \(2, 1\), but the argument"),
+        (lambda g, ans, x: tl.sum(g), r"has shape \(\), but the argument has shape \(2, 3\)"),
+        (lambda g, ans, x: tl.astype(g, np.float32)[:, :2], r"has shape \(2, 2\), but the argument"),
+    ],
+)
+def test_a_rule_that_sends_the_wrong_shape_in_a_nested_walk_is_named(monkeypatch, rule, message):
+    # a recorded walk sends tracked sensitivities: they are checked as plain ones are
+    monkeypatch.setattr(tl.tanh, "rule", (rule,))
+    x = tl.param(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="^tanh: .*" + message):
+        tl.gradient(lambda x: tl.sum(tl.tanh(x) * x), x)  # tanh receives a tracked g
+    with pytest.raises(ValueError, match="^tanh: .*" + message):
+        list(tl.backprop_steps(tl.sum(tl.tanh(x) * x), nest=True))
+
+
 def test_binary_rules_are_checked_too(monkeypatch):
     first, _ = tl.multiply.rule
     monkeypatch.setattr(tl.multiply, "rule", (first, lambda g, ans, x, y: np.sum(g, axis=1, keepdims=True)))

@@ -259,8 +259,10 @@ def check_numbers(y, who: str) -> None:
 
 
 def check_loss(y, who: str) -> None:
-    check_numbers(y, who)
     value = data(y)
+    if isinstance(value, float) and math.isfinite(value):  # a Python or NumPy float64 number: nothing to refuse
+        return
+    check_numbers(y, who)
     shape = tuple(getattr(value, "shape", ()))
     if shape and math.prod(shape) != 1:
         raise ValueError(

@@ -27,6 +27,10 @@ def _copy_plain(value):
 def _leaf_value(x, who: str):
     """The plain ``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one
     else holds (``who`` names the caller in errors)."""
+    if type(x) is NDARRAY and x.ndim and x.dtype.kind in "fc":  # a NumPy array of numbers, the common case
+        x = x.copy(order="K")
+        _setflags(x, False)
+        return x
     if isinstance(x, bool | int | float):
         return float(x)
     xp = namespace(x)

@@ -9,15 +9,15 @@ import sys
 import threading
 from collections.abc import Callable
 
-from ._backend import NDARRAY, library_name, namespace, shape_of
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import check_loss, check_numbers, check_replayed
 from ._plain import _copy_plain, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
-from .ops import _record, operations
+from .ops import operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
-from .walk import _walk
+from .walk import _count_uses, _walk
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
 
@@ -110,8 +110,9 @@ def _accumulate(total, delta):
 
 def _input(x):
     """A fresh input for ``forward``: a leaf for a plain value, a tracked identity of a tracked one."""
-    if isinstance(x, _TrackedValue):
-        return _record(operations()["identity"], (x,), {})  # the rule tables, above, register it
+    if isinstance(x, _TrackedValue):  # the identity's value is its argument's (the rule tables register it)
+        node = x.tracker
+        return _new(operations()["identity"], (node,), None, node.data)
     return param(x)
 
 
@@ -139,57 +140,91 @@ def forward(f: Callable, *args):
     """
     inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
-    given_tracked = any(isinstance(a, _TrackedValue) for a in args)
+    given_tracked = _any_tracked(args)
 
     def back(Δ=None):
-        if not isinstance(y, _TrackedValue):
-            return tuple(_as_result(None, n) for n in nodes)
-        # Record the backward pass (nested AD) only where something outside this call can reach it:
-        # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
-        # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
-        # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-        nest = given_tracked or isinstance(Δ, _TrackedValue) or not _self_contained(y.tracker, nodes)
-        found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes)
-        if nest:
-            return tuple(_as_result(found.get(n), n) for n in nodes)
-        return tuple(_deferred(f, nodes, Δ, i, found.get(n), data(y)) for i, n in enumerate(nodes))
+        return _back(f, nodes, y, Δ, given_tracked)
 
     return y, back
+
+
+def _any_tracked(args) -> bool:
+    for a in args:
+        if isinstance(a, _TrackedValue):
+            return True
+    return False
+
+
+def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
+    """``forward``'s ``back(Δ)`` for the input nodes ``nodes`` of ``y = f(...)`` (``given_tracked``: some
+    argument was tracked, so its node is a recorded identity, not a leaf)."""
+    if not isinstance(y, _TrackedValue):
+        return tuple(_as_result(None, n) for n in nodes)
+    # Record the backward pass (nested AD) only where something outside this call can reach it:
+    # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
+    # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
+    # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
+    uses = None
+    if given_tracked or isinstance(Δ, _TrackedValue):
+        nest = True
+    else:  # the walk's count of uses tells, in the same pass, what the tape reaches
+        reached = []
+        uses = _count_uses(y.tracker, (), reached)
+        nest = not _self_contained(reached, nodes)
+    # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
+    # argument's identity node is where the walk must stop
+    found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else (), uses=uses)
+    if nest:
+        return tuple(_as_result(found.get(n), n) for n in nodes)
+    value = data(y)
+    return tuple(_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes))
 
 
 def _run(f: Callable, args) -> tuple[list, object]:
     """Fresh inputs for ``args`` and ``f``'s value at them, recorded (under ``no_grad`` too); ``float(x)``
     of a tracked ``x`` refuses while ``f`` runs, as the number would carry no gradient."""
-    before = RECORDING.on
-    RECORDING.on = True
-    RECORDING.differentiating += 1
+    state = RECORDING
+    before = state.on
+    if not before:
+        state.on = True
+    state.differentiating += 1
     try:
         inputs = [_input(a) for a in args]
         return inputs, f(*inputs)
     finally:
-        RECORDING.on = before
-        RECORDING.differentiating -= 1
+        state.on = before
+        state.differentiating -= 1
 
 
-def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
-    walk is recorded (under ``no_grad`` too), so that they can be differentiated again."""
+    walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
+    walk's count of uses, where the caller has made it."""
     wanted = set(wanted)
     found = {}
-    before = RECORDING.on
-    RECORDING.on = True
     if nest:
+        state = RECORDING
+        before = state.on
+        if not before:
+            state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
-    try:
-        for step in _walk(y, Δ, who, nest=nest, stop=stop, pending=False, leaves_only=True):
+        try:
+            for step in _walk(y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=True, uses=uses):
+                if step.node in wanted:
+                    found[step.node] = step.delta
+        finally:
+            state.on = before
+            _NESTED.depth -= 1
+    else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
+        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=True, uses=uses):
             if step.node in wanted:
                 found[step.node] = step.delta
-    finally:
-        RECORDING.on = before
-        if nest:
-            _NESTED.depth -= 1
-    if found and lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
-        found = dict(land(list(found.items()), who))
+    for delta in found.values():
+        kind = type(delta)
+        if kind is not NDARRAY and kind not in REAL_SCALARS:  # NumPy's, the common case, are never lazy
+            if lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
+                found = dict(land(list(found.items()), who))
+            break
     return found
 
 
@@ -199,12 +234,14 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=()) -> dict:
 _NESTED = threading.local()
 
 
-def _self_contained(root: Tracked, inputs) -> bool:
-    """Whether every leaf the tape of ``root`` reaches is one of ``inputs`` and no node has a custom pullback
-    (which may close over values made outside)."""
-    inputs = set(inputs)
-    leaves = _leaves_reached(root, inputs)
-    return leaves is not None and all(leaf in inputs for leaf in leaves)
+def _self_contained(reached: list, inputs) -> bool:
+    """Whether a tape is self-contained, from what ``_count_uses`` noted on it (``reached``): every leaf it
+    reaches is one of ``inputs`` (leaves themselves), and no node has a custom pullback (noted as ``None``),
+    which may close over values made outside."""
+    for leaf in reached:
+        if leaf is None or leaf not in inputs:
+            return False
+    return True
 
 
 def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
@@ -250,9 +287,9 @@ def gradient(f: Callable, *args):
     """
     if len(args) == 1 and isinstance(args[0], Params):
         return _gradient_params(f, args[0])
-    y, back = forward(f, *args)
+    inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
     check_loss(y, "gradient")
-    return back()
+    return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args))
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:

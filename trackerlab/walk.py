@@ -16,7 +16,7 @@ from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
 from ._checks import check_fresh, check_sent, reworded, seed
 from ._recording import ANOMALY, RECORDING
-from .tracked import Tracked, _leaf, _TrackedValue, _wrap, data
+from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
 __all__ = ["Step", "backprop_steps"]
 
@@ -69,18 +69,22 @@ def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
     return _walk(y, Δ, "backprop_steps", nest=nest, stop=stop)
 
 
-def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True, leaves_only: bool = False):
+def _walk(
+    y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True, leaves_only: bool = False, uses=None
+):
     """``backprop_steps`` as the engine's own consumers call it: ``who`` names the caller in errors
     (``back_: y has shape ...``); ``pending=False`` leaves each step's ``pending`` empty, and with
     ``leaves_only`` only the steps of leaves and ``stop`` nodes are yielded (the walk is the same; they
-    are the only steps ``back_`` and ``gradient`` read)."""
+    are the only steps ``back_`` and ``gradient`` read). ``uses`` is ``_count_uses(root, stop)`` where the
+    caller has counted them already (``forward``, which asks the same pass a question of its own)."""
     root = y.tracker if isinstance(y, _TrackedValue) else None
     if root is None:
         raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
     g = seed(y, Δ, who, nest)
     if stop:
         stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
-    uses = _count_uses(root, stop)
+    if uses is None:
+        uses = _count_uses(root, stop)
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
@@ -156,6 +160,16 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
                                 if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
                                     check_sent(node, sent)
                                     checked = True
+                            elif kind is TrackedArray:  # a nested walk: the same fast test on its value
+                                s_value = s.tracker.data
+                                if (
+                                    type(s_value) is not NDARRAY
+                                    or type(value) is not NDARRAY
+                                    or s_value.shape != value.shape
+                                    or s_value.dtype is not value.dtype
+                                ):
+                                    check_sent(node, sent)
+                                    checked = True
                             elif (kind is not float or type(value) is not float) and (
                                 kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
                             ):
@@ -188,7 +202,7 @@ def _walk(y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True,
         index += 1
 
 
-def _count_uses(root: Tracked, stop) -> dict:
+def _count_uses(root: Tracked, stop, reached: list | None = None) -> dict:
     """How many times each node reachable from ``root`` is used as an argument (Flux's ``scan``).
 
     Only nodes that can have several uses are counted: a node whose ``ref`` is 1 is the argument of one
@@ -198,6 +212,10 @@ def _count_uses(root: Tracked, stop) -> dict:
     The same pass refuses the tape if an argument's value changed after the node using it was recorded
     (its epoch is newer), before any pullback runs: a pullback reading it would compute the gradient at
     the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale.
+
+    With a list ``reached``, the pass also notes in it each leaf (and ``stop`` node) it reaches, and ``None``
+    for each node with a custom pullback: whether the tape is self-contained, which ``forward`` asks
+    before its walk, costs no second pass over the tape.
     """
     uses = {}
     stack = [root]
@@ -206,9 +224,13 @@ def _count_uses(root: Tracked, stop) -> dict:
     while stack:
         node = stack.pop()
         if node.isleaf or (stop and node in stop):
+            if reached is not None:
+                reached.append(node)
             continue
         if node.epoch != latest:
             check_fresh(node)
+        if reached is not None and node.back is not None:
+            reached.append(None)
         for arg in node.args:
             if type(arg) is Tracked:
                 if arg.ref == 1:
@@ -240,8 +262,10 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     itself) skip the general loop.
     """
     call = node  # the node holds its call's fields
-    if nest and not isinstance(g, _TrackedValue) and not defers(g):
+    kind = type(g)
+    if nest and kind is not NDARRAY and kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
         # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+        # (NumPy arrays and numbers, the common case, defer to a tracked operand)
         g = _wrap(_leaf(g, None))
     rules = call.func.rule
     args = call.args

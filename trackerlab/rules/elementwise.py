@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import operator
 
-from .._backend import namespace
+from .._backend import NDARRAY, namespace
 from ..ops import defop, register_rules
 from ..tracked import data
 from ._util import (
@@ -185,6 +185,11 @@ def _tanh_backward(g, t):
 def _power_backward(g, x, exponent):
     if exponent == 0:  # x⁰ = 1 everywhere (0⁰ too): no slope, not 0 · 0⁻¹
         return g * (0.0 if type(x) is float else namespace(x).zeros_like(x))
+    if exponent == 2:  # 2 x¹ is 2 x: one operation less (x ** 1 copies x)
+        return g * (exponent * x)
+    if exponent == 1 and type(g) is NDARRAY and type(x) is NDARRAY and g.shape == x.shape:
+        if g.dtype == x.dtype and g.dtype.kind == "f":  # real: no 0 · inf of a complex product
+            return g.copy()  # g · 1 x⁰ is g itself, in a new array
     return g * (exponent * _power(x, exponent - 1))
 
 
@@ -208,7 +213,8 @@ def _power_backward_x(gg, ans, g, x, exponent):
 def _power_x(g, ans, x, y):
     """The sensitivity of x in x ** y: one fused operation for a constant real number y (``x ** 2``)."""
     if type(y) is int or (isinstance(y, float) and type(y) is not bool):
-        return unbroadcast(x, direct(_power_backward_op, g, x, exponent=y))
+        # x ** y has x's shape, and so has g: the fused operation's value fits x as it is
+        return direct(_power_backward_op, g, x, exponent=y)
     return unbroadcast(x, g * _power_slope(x, y))
 
 
