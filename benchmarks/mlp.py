@@ -180,12 +180,16 @@ def workload(smoke: bool, dtype: str) -> Workload:
     )
 
 
-def profile(dtype: str = "float64", steps: int = 100) -> str:
-    """Where trackerlab's step spends its time, next to the hand-written one: each node the walk visits
-    (median time and page faults), each product of the hand-written step, and for the whole steps the
-    CPU time, the page faults and the peak of memory allocated above the start (tracemalloc).
+def profile(dtype: str = "float64", steps: int = 200) -> str:
+    """Where trackerlab's step spends its time, next to the hand-written one.
 
-    ``python -m benchmarks.mlp float64`` prints it.
+    Operation by operation: each recorded operation of the forward pass and each node the walk visits (its
+    pullback and the walk's bookkeeping, median µs and page faults), beside the floor's operations that
+    compute the same thing; then ``.grad``'s zeroing and accumulation, which the floor has no counterpart
+    of; each product of the hand-written step with its operands' layouts; and for the whole steps the CPU
+    time, the page faults and the peak of memory allocated above the start (tracemalloc).
+
+    ``python -m benchmarks.mlp float32`` prints it.
     """
     import resource
     import statistics
@@ -197,55 +201,119 @@ def profile(dtype: str = "float64", steps: int = 100) -> str:
 
     size = problem(dtype, False)
     params, X, Y = size
+    W1, b1, W2, b2, W3, b3 = params
     ps = [tl.param(p) for p in params]
+    tW1, tb1, tW2, tb2, tW3, tb3 = ps
+    clock = time.perf_counter
 
     def faults():
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
-    per_node = defaultdict(list)
+    floor_ops, ours, node_faults = defaultdict(list), defaultdict(list), defaultdict(list)
 
-    def walked_step():
-        tl.zero_grad_(ps)
-        loss = trackerlab_cross_entropy(tl, ps, X, Y)
-        before, start = faults(), time.perf_counter()
+    def timed(into, name, f, *args):
+        start = clock()
+        out = f(*args)
+        into[name].append(clock() - start)
+        return out
+
+    def hand_written_step():  # ``hand_written_grads``, each operation timed; ``floor`` is the same code
+        at = lambda name, f, *args: timed(floor_ops, name, f, *args)
+        a = at("f matmul X W1", np.matmul, X, W1)
+        h1 = at("f tanh 1", np.tanh, at("f add b1", np.add, a, b1))
+        a = at("f matmul h1 W2", np.matmul, h1, W2)
+        h2 = at("f tanh 2", np.tanh, at("f add b2", np.add, a, b2))
+        z = at("f add b3", np.add, at("f matmul h2 W3", np.matmul, h2, W3), b3)
+        p = at("f cross_entropy", _softmax_rows, z)
+        dz = at("b cross_entropy", lambda: (p - Y) / X.shape[0])
+        at("b add b3", dz.sum, 0)
+        at("b matmul h2 W3", lambda: h2.T @ dz)
+        d = at("b matmul h2 W3", lambda: dz @ W3.T)
+        dh2 = at("b tanh 2", lambda: d * (1 - h2 * h2))
+        at("b add b2", dh2.sum, 0)
+        at("b matmul h1 W2", lambda: h1.T @ dh2)
+        d = at("b matmul h1 W2", lambda: dh2 @ W2.T)
+        dh1 = at("b tanh 1", lambda: d * (1 - h1 * h1))
+        at("b add b1", dh1.sum, 0)
+        at("b matmul X W1", lambda: X.T @ dh1)
+
+    def trackerlab_step():  # ``trackerlab_cross_entropy`` with ``zero_grad_`` and ``back_``, each part timed
+        at = lambda name, f, *args: timed(ours, name, f, *args)
+        at("zero_grad_", tl.zero_grad_, ps)
+        a = at("f matmul X W1", np.matmul, X, tW1)
+        h1 = at("f tanh 1", tl.tanh, at("f add b1", tl.add, a, tb1))
+        a = at("f matmul h1 W2", tl.matmul, h1, tW2)
+        h2 = at("f tanh 2", tl.tanh, at("f add b2", tl.add, a, tb2))
+        z = at("f add b3", tl.add, at("f matmul h2 W3", tl.matmul, h2, tW3), tb3)
+        loss = at("f cross_entropy", tl.cross_entropy, z, Y)
+        names = {loss.tracker: "cross_entropy", z.tracker: "add b3", z.tracker.args[0]: "matmul h2 W3"}
+        for node, i in [(h2.tracker, 2), (h1.tracker, 1)]:  # the backward's nodes, named as above
+            names[node] = f"tanh {i}"
+            names[node.args[0]] = f"add b{i}"
+            names[node.args[0].args[0]] = "matmul X W1" if i == 1 else "matmul h1 W2"
+        found = []
+        before, start = faults(), clock()
         for step in tl.backprop_steps(loss):
-            per_node[(step.index, step.op, tuple(getattr(step.delta, "shape", ())))].append(
-                (time.perf_counter() - start, faults() - before)
-            )
+            name = "b " + names.get(step.node, "leaves' steps")
+            ours[name].append(clock() - start)
+            node_faults[name].append(faults() - before)
             if step.node.isleaf:
-                step.node.grad += step.delta
-            before, start = faults(), time.perf_counter()
+                found.append((step.node, step.delta))
+            before, start = faults(), clock()
+        start = clock()
+        for node, delta in found:
+            node.grad += delta  # what back_ does with each leaf's sensitivity
+        ours[".grad accumulation"].append(clock() - start)
+
+    for _ in range(steps):
+        hand_written_step()
+        trackerlab_step()
+
+    def median(samples, n):  # an operation that runs n times a step: the median of the step's totals
+        return statistics.median(sum(samples[i : i + n]) for i in range(0, len(samples), n)) * 1e6
+
+    rows = []
+    order = sorted(ours, key=lambda name: name == "b leaves' steps" or name == ".grad accumulation")
+    for name in order:
+        n_ours = len(ours[name]) // steps
+        took = median(ours[name], n_ours)
+        floor_took = median(floor_ops[name], len(floor_ops[name]) // steps) if name in floor_ops else 0.0
+        faulted = statistics.mean(node_faults[name]) * n_ours if name in node_faults else 0.0
+        rows.append((name, floor_took, took, faulted))
+    lines = [
+        f"MLP {dtype}: one step, operation by operation, beside the hand-written floor "
+        f"(median µs over {steps} steps; f forward, b backward; page faults per step)",
+        f"  {'':28s} {'floor':>9s} {'trackerlab':>11s} {'extra':>9s} {'faults':>7s}",
+    ]
+    for name, floor_took, took, faulted in rows:
+        lines.append(f"  {name:28s} {floor_took:9.1f} {took:11.1f} {took - floor_took:+9.1f} {faulted:7.1f}")
+    total_floor, total = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    lines.append(f"  {'sum':28s} {total_floor:9.1f} {total:11.1f} {total - total_floor:+9.1f}")
 
     W1, b1, W2, b2, W3, b3 = params
     products = defaultdict(list)
 
-    def timed(name, a, b):
-        start = time.perf_counter()
+    def product(name, a, b):
+        start = clock()
         out = a @ b
         products[f"{name}: {a.shape} @ {b.shape}, {'C' if a.flags.c_contiguous else 'F'}·"
-                 f"{'C' if b.flags.c_contiguous else 'F'}"].append(time.perf_counter() - start)
+                 f"{'C' if b.flags.c_contiguous else 'F'}"].append(clock() - start)
         return out
 
-    def hand_written_step():
-        h1 = np.tanh(timed("X W1", X, W1) + b1)
-        h2 = np.tanh(timed("h1 W2", h1, W2) + b2)
-        z = timed("h2 W3", h2, W3) + b3
+    def hand_written_products():
+        h1 = np.tanh(product("X W1", X, W1) + b1)
+        h2 = np.tanh(product("h1 W2", h1, W2) + b2)
+        z = product("h2 W3", h2, W3) + b3
         e = np.exp(z - z.max(axis=1, keepdims=True))
         dz = (e / e.sum(axis=1, keepdims=True) - Y) / X.shape[0]
-        timed("h2ᵀ dz", h2.T, dz)
-        dh2 = timed("dz W3ᵀ", dz, W3.T) * (1 - h2 * h2)
-        timed("h1ᵀ dh2", h1.T, dh2)
-        dh1 = timed("dh2 W2ᵀ", dh2, W2.T) * (1 - h1 * h1)
-        timed("Xᵀ dh1", X.T, dh1)
+        product("h2ᵀ dz", h2.T, dz)
+        dh2 = product("dz W3ᵀ", dz, W3.T) * (1 - h2 * h2)
+        product("h1ᵀ dh2", h1.T, dh2)
+        dh1 = product("dh2 W2ᵀ", dh2, W2.T) * (1 - h1 * h1)
+        product("Xᵀ dh1", X.T, dh1)
 
-    lines = [f"MLP {dtype}: trackerlab's walk, node by node (median µs, page faults per step)"]
     for _ in range(steps):
-        walked_step()
-        hand_written_step()
-    for (index, op, shape), samples in per_node.items():
-        took = statistics.median(t for t, _ in samples) * 1e6
-        faulted = statistics.mean(f for _, f in samples)
-        lines.append(f"  {index:3d} {op:14s} Δ{shape!s:12s} {took:8.1f} µs {faulted:7.1f}")
+        hand_written_products()
     lines.append("hand-written products (median µs; operand layouts)")
     for name, samples in products.items():
         lines.append(f"  {name:44s} {statistics.median(samples) * 1e6:8.1f} µs")
@@ -264,6 +332,13 @@ def profile(dtype: str = "float64", steps: int = 100) -> str:
         tracemalloc.stop()
         lines.append(f"  {name:12s} {took * 1e3:7.3f} ms {faulted:7.1f} {peak / 1e6:6.2f} MB")
     return "\n".join(lines)
+
+
+def _softmax_rows(z):
+    """The floor's softmax (as ``hand_written_grads`` computes it)."""
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
 
 
 if __name__ == "__main__":

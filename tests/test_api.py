@@ -249,6 +249,90 @@ def test_update_in_place_and_zeroes_grad():
     np.testing.assert_array_equal(x.grad, [0.0, 0.0])
 
 
+def test_zero_grad_of_a_collection_gives_each_value_fresh_zeros():
+    W, b, s = tl.param(np.ones((2, 3), np.float32)), tl.param([1.0, 2.0]), tl.param(3.0)
+    tl.back_(tl.sum(W) * s + tl.sum(b * b))
+    earlier = W.grad
+    collection = [W, (b, tl.Params([s]))]
+    assert tl.zero_grad_(collection) is collection
+    assert W.grad is not earlier and W.grad.dtype == np.float32 and W.grad.shape == (2, 3)
+    np.testing.assert_array_equal(earlier, np.full((2, 3), 3.0))  # what code holding the earlier .grad sees
+    np.testing.assert_array_equal(W.grad, np.zeros((2, 3)))
+    np.testing.assert_array_equal(b.grad, [0.0, 0.0])
+    assert s.grad == 0.0
+    with pytest.raises(TypeError, match=r"zero_grad_: x is not tracked \(got ndarray\)"):
+        tl.zero_grad_([W, np.ones(2)])
+
+
+def test_back_accumulates_into_a_grad_that_code_holds_and_never_shares_one_array():
+    # back_ may keep the sensitivity the walk made as the .grad, with the sum in it, where no one else
+    # holds either array; a .grad someone holds is added to in place, and no two parameters (nor the
+    # caller's Δ) ever share an array
+    W = tl.param(np.ones((4, 3)))
+    x = np.arange(8.0).reshape(2, 4)
+    tl.zero_grad_(W)
+    tl.back_(tl.sum(x @ W))
+    held = W.grad
+    tl.back_(tl.sum(x @ W))
+    assert W.grad is held
+    np.testing.assert_array_equal(held, 2 * np.repeat(x.sum(axis=0)[:, None], 3, axis=1))
+    a, b = tl.param(np.zeros(3)), tl.param(np.zeros(3))
+    tl.zero_grad_([a, b])
+    tl.back_(tl.sum((a + b) * np.arange(3.0)))  # one sensitivity array sent to both
+    assert not np.shares_memory(a.grad, b.grad)
+    tl.back_(tl.sum(a * 2.0))
+    np.testing.assert_array_equal(a.grad, [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(b.grad, [0.0, 1.0, 2.0])
+    c = tl.param(np.zeros(3))
+    tl.zero_grad_(c)
+    seed = np.array([1.0, 2.0, 3.0])
+    tl.back_(c * 1.0, seed)
+    seed[:] = 100.0
+    np.testing.assert_array_equal(c.grad, [1.0, 2.0, 3.0])
+    d = tl.param(np.zeros(3))
+    tl.zero_grad_(d)
+    seed = np.array([[1.0, 2.0, 3.0]])
+    tl.back_(tl.reshape(d, (1, 3)), seed)  # the walk sends d a view of the caller's Δ
+    seed[:] = 100.0
+    np.testing.assert_array_equal(d.grad, [1.0, 2.0, 3.0])
+    kept = np.arange(6.0)
+    f = tl.param(np.zeros(3))
+    tl.zero_grad_(f)
+    tl.back_(tl.sum(tl.hook(lambda g: kept[:3], f)))  # a hook sends f a view of an array code holds
+    kept[:] = -1.0
+    np.testing.assert_array_equal(f.grad, [0.0, 1.0, 2.0])
+    for grad in (np.zeros(3), np.zeros(3, np.complex64)):  # a .grad set by hand keeps its dtype, as adding
+        e = tl.param(np.zeros(3, np.float32) if grad.dtype == np.float64 else np.zeros(3))  # in place does
+        e.grad = grad.copy()  # (held by nothing else)
+        tl.back_(tl.sum(e * 1.5))
+        assert e.grad.dtype == grad.dtype
+        np.testing.assert_array_equal(e.grad, [1.5, 1.5, 1.5])
+    for _ in range(3):  # steps of a training loop: the numbers of a fresh .grad each time
+        tl.zero_grad_([a, b])
+        tl.back_(tl.sum((a + b) * np.arange(3.0)))
+        np.testing.assert_array_equal(a.grad, [0.0, 1.0, 2.0])
+        np.testing.assert_array_equal(b.grad, [0.0, 1.0, 2.0])
+        assert not np.shares_memory(a.grad, b.grad)
+
+
+def test_zero_grad_zeroes_in_place_only_a_grad_no_one_holds():
+    W = tl.param(np.ones((2, 3), np.float32))
+    tl.back_(tl.sum(W * W))
+    address = W.grad.ctypes.data  # a number: nothing holds the array itself
+    tl.zero_grad_(W)
+    assert W.grad.ctypes.data == address and W.grad.dtype == np.float32
+    np.testing.assert_array_equal(W.grad, np.zeros((2, 3)))
+    tl.back_(tl.sum(W * W))
+    earlier = W.grad
+    tl.zero_grad_([W])
+    assert W.grad is not earlier
+    np.testing.assert_array_equal(earlier, np.full((2, 3), 2.0))
+    W.grad = np.asfortranarray(np.ones((2, 3), np.float32))  # set by hand, of another layout: fresh zeros
+    tl.zero_grad_(W)
+    assert W.grad.flags.c_contiguous
+    np.testing.assert_array_equal(W.grad, np.zeros((2, 3)))
+
+
 @pytest.mark.parametrize(
     "opt, steps",
     [(tl.optim.Descent(0.1), 200), (tl.optim.Momentum(0.05, 0.9), 300), (tl.optim.ADAM(0.1), 500)],

@@ -67,3 +67,91 @@ def test_softmax_and_sigmoid_are_stable():
     np.testing.assert_allclose(tl.data(tl.log_sigmoid(big)), [0.0, -np.log(2), -1000.0])
     (g,) = tl.gradient(lambda z: tl.sum(tl.log_softmax(z) * np.array([1.0, 2.0, 3.0])), big)
     np.testing.assert_allclose(tl.data(g), [1.0, 2.0, 3.0] - 6.0 * np.array([1.0, 0.0, 0.0]))
+
+
+def _reference_softmax(z, axis):
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _reference_log_softmax(z, axis):
+    shifted = z - np.max(z, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(128, 10), (2048, 2), (7, 32), (5, 33), (6,), (1, 1)])
+def test_softmax_and_cross_entropy_on_numpy_are_the_formulas_bit_for_bit(dtype, shape):
+    # the NumPy paths compute in place and take short rows' maxima column by column: the numbers must be
+    # exactly those of the written-out formulas, NaN, infinities and signed zeros included
+    rng = np.random.default_rng(3)
+    z = (3 * rng.standard_normal(shape)).astype(dtype)
+    if z.ndim == 2 and z.shape[0] > 4 and z.shape[1] > 1:
+        z[0, 0], z[1, :], z[2, 1], z[3, 0], z[3, 1] = np.nan, -0.0, np.inf, -np.inf, 80.0
+    t = rng.dirichlet(np.ones(shape[-1]), size=shape[:-1]).astype(dtype)
+    with np.errstate(all="ignore"):
+        log_p = _reference_log_softmax(z, -1)
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        p = e / np.sum(e, axis=-1, keepdims=True)
+        np.testing.assert_array_equal(tl.data(tl.log_softmax(z)), log_p, strict=True)
+        np.testing.assert_array_equal(tl.data(tl.softmax(z)), p, strict=True)
+        losses = -np.sum(t * log_p, axis=-1)
+        np.testing.assert_array_equal(tl.data(tl.cross_entropy(z, t, reduction="none")), losses, strict=True)
+        np.testing.assert_array_equal(tl.data(tl.cross_entropy(z, t)), np.mean(losses), strict=True)
+        finite = z[4:] if z.ndim == 2 and z.shape[0] > 4 else z  # (a NaN loss would hide the others)
+        assert np.all(np.isfinite(finite))
+        mean = np.mean(-np.sum(t[-len(finite) :] * _reference_log_softmax(finite, -1), axis=-1))
+        np.testing.assert_array_equal(tl.data(tl.cross_entropy(finite, t[-len(finite) :])), mean, strict=True)
+        x = tl.param(z)
+        tl.back_(tl.cross_entropy(x, t))
+        rows = z.size // z.shape[-1]
+        want = (p * np.sum(t, axis=-1, keepdims=True) - t) * np.asarray(np.float64(1.0) / rows, dtype=dtype)
+        np.testing.assert_array_equal(x.grad, want, strict=True)
+        for axis in (0, -1):  # the rows of a transposed (not contiguous) array take NumPy's reduction
+            np.testing.assert_array_equal(
+                tl.data(tl.log_softmax(z.T, axis=axis)), _reference_log_softmax(z.T, axis), strict=True
+            )
+
+
+def test_cross_entropy_pullback_takes_the_forward_softmax_only_for_its_own_logits_and_axis():
+    # the forward keeps the softmax of the tape's (read-only) logits for the pullback; the numbers are
+    # those of computing it again, the same array and axis only, and nothing is kept once it is used
+    import weakref
+
+    from trackerlab.rules import nn
+
+    rng = np.random.default_rng(4)
+    v = rng.standard_normal((5, 5))
+    t0, t1 = rng.dirichlet(np.ones(5), size=5).T.copy(), rng.dirichlet(np.ones(5), size=5)
+    z = tl.param(v)
+    # two losses on the same logits along different axes: the first pullback to run (axis 0) must not
+    # take the softmax kept by the latest forward (axis 1)
+    tl.back_(tl.cross_entropy(z, t0, axis=0) + tl.cross_entropy(z, t1))
+    p0, p1 = np.exp(_reference_log_softmax(v, 0)), np.exp(_reference_log_softmax(v, 1))
+    want = (p0 * t0.sum(axis=0) - t0) / 5 + (p1 * t1.sum(axis=1, keepdims=True) - t1) / 5
+    np.testing.assert_allclose(z.grad, want, rtol=1e-12, atol=1e-15)
+    assert not nn._SOFTMAX  # taken by the pullback
+    loss = tl.cross_entropy(z, t1)
+    steps = [s.sent for s in tl.backprop_steps(loss)]
+    again = [s.sent for s in tl.backprop_steps(loss)]  # the second walk computes it: the same numbers
+    np.testing.assert_array_equal(steps[0][0], again[0][0], strict=True)
+    np.testing.assert_allclose(steps[0][0], (p1 * t1.sum(axis=1, keepdims=True) - t1) / 5, rtol=1e-12)
+    # another array, another axis, or the array made writable since, is never given it
+    a = np.array(v)
+    a.setflags(write=False)
+    for other, axis in [(np.array(v), -1), (a, 0)]:
+        nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+        np.testing.assert_array_equal(nn._kept_softmax(other, axis), _reference_softmax(v, axis), strict=True)
+    b = np.array(v)  # as if b had taken the address of a freed array whose softmax is kept
+    b.setflags(write=False)
+    nn._SOFTMAX[id(b)] = (weakref.ref(a), -1, np.full((5, 5), 7.0))
+    np.testing.assert_array_equal(nn._kept_softmax(b, -1), _reference_softmax(v, -1), strict=True)
+    nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+    a.setflags(write=True)
+    np.testing.assert_array_equal(nn._kept_softmax(a, -1), _reference_softmax(v, -1), strict=True)
+    a.setflags(write=False)
+    nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+    np.testing.assert_array_equal(nn._kept_softmax(a, -1), np.full((5, 5), 7.0))  # its own: taken
+    nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
+    del a, other  # freed: the kept softmax goes with it
+    assert not nn._SOFTMAX

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Callable
 
@@ -55,12 +56,55 @@ def back_(y, Δ=None) -> None:
         if len(found) > 1 and _tracked._GRADS_GIVEN:  # only a .grad given by hand can share memory
             check_separate_grads([node for node, _ in found])
         for node, delta in found:
-            node.grad = _accumulate(node.grad, delta)
+            total = node.grad
+            # A .grad that nothing else holds and a sensitivity the walk has just made, that nothing else holds
+            # either, of one dtype and shape: the sum goes into the sensitivity, which becomes the .grad (no one
+            # can tell it from adding in place). The large arrays the walk makes then live on as gradients and
+            # the zeros are freed instead, which keeps the C allocator from returning the top of its heap to
+            # the system after each step and faulting it back in on the next (a float64 MLP: 1,166 page
+            # faults a step, 1.6 times the hand-written step, before).
+            if (
+                type(total) is NDARRAY
+                and type(delta) is NDARRAY
+                and _getrefcount(total) <= _LONE[0]
+                and _getrefcount(delta) <= _LONE[1]
+                and delta.base is None
+                and delta.flags.writeable
+                and delta.dtype == total.dtype
+                and delta.shape == total.shape
+                and delta.strides == total.strides  # (so the .grad keeps its layout too)
+            ):
+                delta += total  # the same numbers as total + delta: a sum of two commutes
+                node.grad = delta
+            else:
+                node.grad = _accumulate(total, delta)
 
 
 # NumPy lets other threads run while it adds large arrays: two back_ calls adding into one .grad at once
 # would each read the old total, and one contribution would be lost
 _ACCUMULATING = threading.Lock()
+
+
+def _lone_counts() -> tuple[int, int]:
+    """What ``sys.getrefcount`` says, in ``back_``'s last loop, of a .grad and a sensitivity that nothing else
+    holds: measured here in a loop of the same form, so that it holds for any interpreter's way of
+    counting references (0 where there are none: nothing is ever taken)."""
+    if _getrefcount is None:
+        return 0, 0
+
+    class Node:
+        __slots__ = ("grad",)
+
+    found = [(Node(), object())]
+    found[0][0].grad = object()
+    for node, delta in found:
+        total = node.grad
+        return _getrefcount(total), _getrefcount(delta)
+    return 0, 0
+
+
+_getrefcount = getattr(sys, "getrefcount", None)
+_LONE = _lone_counts()
 
 
 def _accumulate(total, delta):

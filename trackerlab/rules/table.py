@@ -50,7 +50,10 @@ Notes:
   (the last three through `svdvals`).
 - `cross_entropy(logits, targets, axis=-1, reduction="mean")` takes integer class labels (one per
   row; the classes lie along `axis`) or target probabilities of the logits' shape (one-hot rows or
-  soft labels), and returns the mean over rows (`reduction="sum"` or `"none"` otherwise).
+  soft labels), and returns the mean over rows (`reduction="sum"` or `"none"` otherwise). On NumPy
+  logits recorded on the tape, its forward keeps the softmax it computed (an array of the logits'
+  size) for its pullback, which takes it instead of computing it again; it is dropped when the
+  pullback has taken it, at the next `cross_entropy`, or when the logits are freed.
   `binary_cross_entropy_with_logits(logits, targets)` is the two-class form on raw scores.
 - `gelu` is the tanh approximation.
 - Complex numbers follow HIPS autograd's and JAX's convention: the sensitivity of z = x + iy is
