@@ -90,6 +90,7 @@ def test_grad_array_set_by_the_user_accumulates_in_place_and_a_repeated_param_co
     x.grad = mine
     tl.back_(tl.sum(x * x))
     np.testing.assert_allclose(x.grad, [12.0, 14.0])
+    np.testing.assert_allclose(mine, [12.0, 14.0])  # the caller's array, added to in place
     grads = tl.gradient(lambda: tl.sum(x * x * x), tl.Params([x, x]))
     np.testing.assert_allclose(tl.data(grads[x]), [3.0, 12.0])
 

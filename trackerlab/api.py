@@ -68,6 +68,7 @@ def back_(y, Δ=None) -> None:
                 and type(delta) is NDARRAY
                 and _getrefcount(total) <= _LONE[0]
                 and _getrefcount(delta) <= _LONE[1]
+                and total.base is None  # a view (x.grad = buffer[:2]) writes into its buffer: add in place
                 and delta.base is None
                 and delta.flags.writeable
                 and delta.dtype == total.dtype
