@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
-from ._plain import _copy_plain
+from ._plain import _copy_plain, changed_constant
 from .lazy import involved, refusal
 from .tracked import Tracked, _TrackedValue, data
 
@@ -90,6 +90,25 @@ def check_fresh(node: Tracked) -> None:
                 f"{name}: argument {i + 1} ({what}) changed after {name} was recorded (tl.update_ or x.data = ...), "
                 "so its gradient would be computed at the new value, not at the value the forward pass used. "
                 "Call back_ before changing parameters, or run the forward pass again after the change"
+            )
+            error._trackerlab_op = name
+            raise error
+
+
+def check_constants(node: Tracked) -> None:
+    """Raise if a constant array of the caller's that ``node`` keeps (its ``guard``, see ``_plain._guarded``)
+    was changed in place after ``node`` was recorded: its pullback would compute the gradient at the new
+    values."""
+    for entry in node.guard:
+        if changed_constant(entry):
+            name = node.f.name
+            position, value = entry[0], entry[1]
+            where = f"argument {position + 1}" if isinstance(position, int) else f"the keyword argument {position}="
+            error = RuntimeError(
+                f"{name}: {where} (a constant array of shape {shape_of(value)}) was changed in place after {name} "
+                "was recorded, so the gradient would be computed at its new values, not at the values the forward "
+                "pass used. Pass a copy (e.g. x * c.copy(), X.copy() @ w), or run the forward pass again after "
+                "changing it"
             )
             error._trackerlab_op = name
             raise error

@@ -77,3 +77,117 @@ def _numpy_zeros():
 
 
 _ZEROS = None
+
+
+# ----------------------------------------------------------------------------------------------------
+# The caller's own arrays used as constants (``x * c``, ``X @ w``, ``x[idx]``). Pullbacks read them when the
+# backward pass runs, so a change in place in between would give the gradient at the new values. A
+# writeable NumPy constant is copied when small (the copy is what the tape keeps, read-only: exact); a large
+# one stays the caller's, with a fingerprint of its contents that the walk compares before any pullback
+# runs (``_checks.check_constants``). Read-only arrays (the tape's own values) are kept as they are; other
+# libraries' arrays are not seen (dask's are immutable; a fingerprint of a device array needs the host).
+
+SMALL_CONSTANT = 1 << 16  # bytes: a constant up to this size is copied, a larger one fingerprinted
+
+
+def _guarded(args: tuple, kwargs, compare: bool):
+    """``(args, kwargs, guard)``: the arguments as a node keeps them, each writeable NumPy constant copied or
+    fingerprinted, and the guard (``None`` if nothing needs checking) as ``(position, array, total,
+    weighted)`` entries for the walk, ``position`` counting from 0 (a keyword's name for a keyword argument).
+
+    ``compare`` says the node's pullback reads the caller's values itself (a ``grad_rule`` pullback closes
+    over its arguments), so a copy in ``args`` would not protect it: then every constant is compared instead,
+    by its fingerprint or, where it has none, against a copy (``total`` is ``None`` and ``weighted`` the copy).
+    """
+    guard: list = []
+    kept = tuple(_constant(arg, i, guard, compare) for i, arg in enumerate(args))
+    if kwargs:
+        kwargs = {name: _constant(value, name, guard, compare) for name, value in kwargs.items()}
+    return kept, kwargs, tuple(guard) if guard else None
+
+
+def _constant(value, position, guard: list, compare: bool):
+    """``value`` as the node keeps it (see ``_guarded``); ``guard`` collects what the walk must compare."""
+    kind = type(value)
+    if kind is tuple:  # an index such as (idx, slice(None)): its arrays, one level down
+        if any(isinstance(v, NDARRAY | list) for v in value):
+            return tuple(_constant(v, position, guard, compare) for v in value)
+        return value
+    if kind is list:  # a list index (x[[0, 2]]) or setting, which the caller may change too
+        if compare:
+            return value
+        return [_constant(v, position, guard, compare) if isinstance(v, NDARRAY | list) else v for v in value]
+    if not isinstance(value, NDARRAY) or not value.flags.writeable:
+        return value
+    if value.nbytes <= SMALL_CONSTANT and not compare:
+        return _locked_copy(value)
+    print_ = _fingerprint(value)
+    if print_ is not None:
+        guard.append((position, value, *print_))
+        return value
+    if compare:
+        guard.append((position, value, None, _locked_copy(value)))
+        return value
+    return _locked_copy(value)
+
+
+def _locked_copy(value):
+    value = value.copy(order="K")
+    _setflags(value, False)
+    return value
+
+
+def _fingerprint(value):
+    """``(total, weighted)`` of a contiguous array of numbers: its sum and its dot product with the weights
+    1, 2, 3, … of its dtype (``_weights``), computed on its memory in order, so that computing them again on
+    the same unchanged memory gives the same bits. ``None`` where there is none: an array that is not
+    contiguous, not of floats, complex numbers or integers of at least 4 bytes, or whose sums are not finite
+    (it holds NaN or Inf, or they overflow)."""
+    dtype = value.dtype
+    if dtype.kind not in "fciu" or dtype.itemsize < 4:
+        return None
+    flat = _flat(value)
+    if flat is None:
+        return None
+    total = flat.sum()
+    weighted = flat.dot(_weights(flat.size, dtype))
+    if dtype.kind in "fc" and not ((total - total) == 0 and (weighted - weighted) == 0):
+        return None
+    return total, weighted
+
+
+def _flat(value):
+    """A one-dimensional view of ``value``'s memory in order, or ``None`` if it is not contiguous."""
+    flags = value.flags
+    if flags.c_contiguous:
+        return value.reshape(-1)
+    if flags.f_contiguous:
+        return value.T.reshape(-1)
+    return None
+
+
+def _weights(size: int, dtype):
+    """1, 2, …, ``size`` in ``dtype`` (read-only, kept for the next array of that size and dtype)."""
+    key = (size, dtype)
+    weights = _WEIGHTS.get(key)
+    if weights is None:
+        if len(_WEIGHTS) >= 16:
+            _WEIGHTS.clear()
+        weights = _WEIGHTS[key] = namespace().arange(1, size + 1, dtype=dtype)
+        _setflags(weights, False)
+    return weights
+
+
+_WEIGHTS: dict = {}
+
+
+def changed_constant(entry) -> bool:
+    """Whether the constant of a guard entry (``_guarded``) no longer holds what it held when recorded."""
+    _, value, total, weighted = entry
+    if total is None:
+        xp = namespace()
+        return not xp.array_equal(value, weighted, equal_nan=value.dtype.kind in "fc")
+    flat = _flat(value)
+    if flat is None:  # its strides changed in place (a.shape = ...): not what was recorded
+        return True
+    return not (flat.sum() == total and flat.dot(_weights(flat.size, value.dtype)) == weighted)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ._backend import namespace, shape_of
+from ._checks import check_constants
 from ._order import numbering
 from ._recording import no_grad
 from .anomaly import _place, recorded_at
@@ -69,8 +70,12 @@ def check_tape(y, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, 
     entries = []
     leaves = 0
     number = 0
+    nodes = numbering(node)[0]  # forward order, as the displays number the tape
+    for n in nodes:  # constants changed in place since: the rules would be checked at values never used
+        if n.guard is not None:
+            check_constants(n)
     with no_grad():
-        for n in numbering(node)[0]:  # forward order, as the displays number the tape
+        for n in nodes:
             if n.isleaf:
                 leaves += 1
                 continue

@@ -10,7 +10,7 @@ import threading
 
 from . import _text
 from ._backend import FLOAT64, NDARRAY, namespace
-from ._plain import _copy_plain, _leaf_value, _lock, _setflags, _shape, _zeros_like
+from ._plain import _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
 from ._recording import ANOMALY, RECORDING
 
 __all__ = [
@@ -152,6 +152,7 @@ def _leaf(value, grad) -> Tracked:
     node.grad = grad
     node.ref = 0
     node.data = value
+    node.guard = None
     return node
 
 
@@ -162,19 +163,20 @@ class Tracked:
     ``.args``, ``.kwargs``, ``.back``, ``.epoch``), which is what the engine reads. ``.isleaf`` says
     whether it is a parameter, ``.grad`` is the gradient accumulated by ``back_`` (leaves only),
     ``.ref`` counts how many recorded calls took this node as an argument (the walk reads it: a node
-    with ``ref == 1`` has one use), and ``.data`` is the plain value.
+    with ``ref == 1`` has one use), and ``.data`` is the plain value. ``.guard`` is ``None``, except on a
+    node that keeps a large writeable NumPy array of the caller's as a constant argument: then it holds a
+    fingerprint of that array, which the walk compares before any pullback runs (``_plain._guarded``).
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
-    __slots__ = ("__weakref__", "args", "back", "data", "epoch", "func", "grad", "isleaf", "kwargs", "ref")
+    __slots__ = ("__weakref__", "args", "back", "data", "epoch", "func", "grad", "guard", "isleaf", "kwargs", "ref")
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
         for arg in f.args:  # a node built by hand is a recorded call too
             if type(arg) is Tracked:
                 arg.ref += 1
         self.func = f.func
-        self.args = f.args
-        self.kwargs = f.kwargs
+        self.args, self.kwargs, self.guard = _guarded(f.args, f.kwargs, f.back is not None)
         self.back = f.back
         self.epoch = _EPOCH if f is _LEAF else f.epoch
         self.isleaf = isleaf
@@ -221,13 +223,34 @@ def _new(op, args: tuple, kwargs, out, back=None):
 
     ``args`` holds tracked operands as their nodes. The hot path of every operation: the node (which
     holds its call's fields) and its wrapper are made with ``__new__`` and slot stores, which costs a
-    third of ``__init__``.
+    third of ``__init__``. A constant that the caller could change in place before the backward pass (a
+    writeable NumPy array, a list, or a tuple or keyword holding one) is copied or fingerprinted
+    (``_plain._guarded``); a number or a read-only array costs a type test or two.
     """
+    mutable = False
     for arg in args:
-        if type(arg) is Tracked:
+        kind = type(arg)
+        if kind is Tracked:
             arg.ref += 1
+        elif kind is NDARRAY:
+            if arg.flags.writeable:
+                mutable = True
+        elif kind is not float and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
+            mutable = True
+    if kwargs and not mutable:
+        for arg in kwargs.values():
+            kind = type(arg)
+            if kind is NDARRAY:
+                if arg.flags.writeable:
+                    mutable = True
+            elif kind is tuple or kind is list or isinstance(arg, NDARRAY):
+                mutable = True
     node = _tracked_new(Tracked)
     node.func = op
+    if mutable:
+        args, kwargs, node.guard = _guarded(args, kwargs, back is not None)
+    else:
+        node.guard = None
     node.args = args
     node.kwargs = kwargs or _NO_KWARGS
     node.back = back

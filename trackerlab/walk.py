@@ -14,7 +14,7 @@ from collections import deque
 from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
-from ._checks import check_fresh, check_sent, in_argument_dtype, reworded, seed
+from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, reworded, seed
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
@@ -211,7 +211,9 @@ def _count_uses(root: Tracked, stop, reached: list | None = None) -> dict:
 
     The same pass refuses the tape if an argument's value changed after the node using it was recorded
     (its epoch is newer), before any pullback runs: a pullback reading it would compute the gradient at
-    the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale.
+    the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale. So
+    does a node whose constant array of the caller's was changed in place since (its ``guard``, ``None`` on
+    almost every node).
 
     With a list ``reached``, the pass also notes in it each leaf (and ``stop`` node) it reaches, and ``None``
     for each node with a custom pullback: whether the tape is self-contained, which ``forward`` asks
@@ -233,6 +235,8 @@ def _count_uses(root: Tracked, stop, reached: list | None = None) -> dict:
             if reached is not None:
                 reached.append(node)
             continue
+        if node.guard is not None:
+            check_constants(node)
         if reached is not None and node.back is not None:
             reached.append(None)
         for arg in node.args:
