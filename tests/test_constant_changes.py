@@ -1,0 +1,361 @@
+"""A plain NumPy array used as a constant of a recorded operation, then changed in place before the backward
+pass: a small one is copied when recorded (the gradient is exact, at the values the forward pass used), a
+large one is fingerprinted and every consumer of the tape refuses it, naming the operation, the argument and
+its shape. Nothing gives the gradient at the new values silently."""
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+from trackerlab._plain import SMALL_CONSTANT
+
+CHANGED = r"changed in place after .* was recorded"
+
+
+def large(*shape, dtype=np.float64, seed=0):
+    """Random numbers of ``shape``, more than the bytes below which a constant is copied."""
+    out = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    assert out.nbytes > SMALL_CONSTANT
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Small constants: copied, so the gradient is the one at the values the forward pass used
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_small_constant_changed_after_recording_keeps_the_recorded_values(dtype):
+    x = tl.param(np.array([3.0, 4.0], dtype=dtype))
+    c = np.array([1.0, 2.0], dtype=dtype)
+    y = tl.sum(x * c)
+    c[:] = 0
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [1.0, 2.0])
+    assert x.grad.dtype == dtype
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c: c.__setitem__(0, 5.0),
+        lambda c: np.copyto(c, np.zeros(3)),
+        lambda c: c.sort(),
+        lambda c: c.__imul__(2),
+    ],
+    ids=["setitem", "copyto", "sort", "imul"],
+)
+def test_small_constant_every_spelling_of_a_change(change):
+    x = tl.param([1.0, 1.0, 1.0])
+    c = np.array([3.0, 1.0, 2.0])
+    y = tl.sum(x * c)
+    change(c)
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [3.0, 1.0, 2.0])
+
+
+def test_small_index_array_changed_after_getitem():
+    x = tl.param([10.0, 20.0, 30.0, 40.0])
+    idx = np.array([0, 0, 2])
+    y = tl.sum(x[idx] * np.array([1.0, 2.0, 3.0]))
+    idx[0] = 3
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [3.0, 0.0, 3.0, 0.0])
+
+
+def test_small_index_in_a_tuple_and_a_list_changed_after_getitem():
+    x = tl.param(np.arange(6.0).reshape(3, 2))
+    rows = np.array([0, 2])
+    y = tl.sum(x[rows, :])
+    rows[0] = 1
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [[1, 1], [0, 0], [1, 1]])
+
+    v = tl.param([1.0, 2.0, 3.0])
+    which = [0, 0, 1]
+    y = tl.sum(v[which])
+    which[0] = 2
+    tl.back_(y)
+    np.testing.assert_array_equal(v.grad, [2.0, 1.0, 0.0])
+
+
+def test_small_constant_matmul_with_a_reused_batch_buffer():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((4, 3))
+    first = X.copy()
+    w = tl.param(rng.standard_normal(3))
+    y = tl.sum(tl.tanh(X @ w))
+    X[:] = rng.standard_normal((4, 3))  # the next batch
+    tl.back_(y)
+    expected = first.T @ (1 - np.tanh(first @ tl.data(w)) ** 2)
+    np.testing.assert_allclose(w.grad, expected, rtol=1e-14)
+
+
+def test_the_caller_array_stays_writeable_and_its_own():
+    c = np.array([1.0, 2.0])
+    x = tl.param([1.0, 1.0])
+    y = x * c
+    assert c.flags.writeable
+    assert y.tracker.args[1] is not c and not y.tracker.args[1].flags.writeable
+    big = large(100, 100)
+    y = x[0] * big
+    assert big.flags.writeable and y.tracker.args[1] is big
+
+
+# ----------------------------------------------------------------------------------------------------
+# Large constants: fingerprinted, and every consumer of the tape refuses a changed one
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_large_batch_buffer_changed_before_back_is_refused(dtype, order):
+    X = np.asarray(large(128, 784, dtype=dtype), order=order)
+    w = tl.param(np.ones(784, dtype=dtype))
+    y = tl.sum(X @ w)
+    X[:] = large(128, 784, dtype=dtype, seed=1)
+    with pytest.raises(RuntimeError, match=CHANGED):
+        tl.back_(y)
+    assert np.all(w.grad == 0)  # refused before any pullback ran
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c: c.__setitem__(0, c[0] + 1),
+        lambda c: c.__setitem__(-1, 0.0),
+        lambda c: np.copyto(c, c[::-1].copy()),
+        lambda c: c.sort(),
+        lambda c: c.__setitem__([3, 7000], c[[7000, 3]]),  # a swap: the sum is the same
+        lambda c: c.__setitem__([0, 1], c[[1, 0]]),  # two neighbours swapped
+        lambda c: c.__setitem__(5, np.nan),
+        lambda c: c.__setitem__(5, np.inf),
+    ],
+    ids=["setitem", "last", "copyto", "sort", "swap", "neighbours", "nan", "inf"],
+)
+def test_large_constant_every_spelling_of_a_change_is_refused(change):
+    c = large(10000)
+    x = tl.param(np.ones(10000))
+    y = tl.sum(x * c)
+    change(c)
+    with pytest.raises(RuntimeError, match=CHANGED):
+        tl.back_(y)
+
+
+def test_large_integer_index_array_changed_after_getitem_is_refused():
+    x = tl.param(np.arange(10.0))
+    idx = np.random.default_rng(0).integers(0, 10, 10000)
+    y = tl.sum(x[idx])
+    idx[0] = (idx[0] + 3) % 10
+    with pytest.raises(RuntimeError, match=r"getitem: argument 2 \(a constant array of shape \(10000,\)\)"):
+        tl.back_(y)
+
+
+def test_large_int32_index_array_swapped_is_refused():
+    x = tl.param(np.arange(10.0))
+    idx = np.tile(np.arange(10, dtype=np.int32), 2000)
+    y = tl.sum(x[idx] * np.linspace(0, 1, 20000))
+    idx[[0, 1]] = idx[[1, 0]]
+    with pytest.raises(RuntimeError, match=CHANGED):
+        tl.back_(y)
+
+
+def test_the_message_names_the_operation_the_argument_and_the_shape():
+    X = large(128, 784)
+    w = tl.param(np.ones((784, 10)))
+    y = tl.sum(tl.multiply(2.0, X @ w))
+    X[0, 0] = 7.0
+    with pytest.raises(RuntimeError) as info:
+        tl.back_(y)
+    message = str(info.value)
+    assert message.startswith("matmul: argument 1 (a constant array of shape (128, 784)) was changed in place")
+    assert "after matmul was recorded" in message
+    assert "Pass a copy" in message and "run the forward pass again" in message
+
+
+def test_the_message_names_the_second_argument():
+    c = large(100, 100)
+    x = tl.param(np.ones((100, 100)))
+    y = tl.sum(x * c)
+    c[1, 1] = 0
+    with pytest.raises(RuntimeError, match=r"^multiply: argument 2 \(a constant array of shape \(100, 100\)\)"):
+        tl.back_(y)
+
+
+def test_an_unchanged_large_constant_gives_the_same_gradient_bit_for_bit():
+    X = large(128, 784)
+    w0 = np.random.default_rng(2).standard_normal(784)
+    w = tl.param(w0)
+    tl.back_(tl.sum(tl.tanh(X @ w)))
+    copied = tl.param(w0)
+    tl.back_(tl.sum(tl.tanh(X.copy() @ copied)))
+    np.testing.assert_array_equal(w.grad, copied.grad)
+    np.testing.assert_allclose(w.grad, X.T @ (1 - np.tanh(X @ w0) ** 2), rtol=1e-12)
+    tl.back_(tl.sum(tl.tanh(X @ w)))  # the same batch again
+    np.testing.assert_array_equal(w.grad, 2 * copied.grad)
+
+
+def test_a_constant_holding_nan_that_is_not_changed_is_not_refused():
+    for c in (np.array([1.0, np.nan, 3.0]), np.r_[large(10000), np.nan, -np.inf]):
+        x = tl.param(np.ones(c.size))
+        tl.back_(tl.sum(x * c))
+        np.testing.assert_array_equal(x.grad, c)  # NaN where c holds NaN
+
+
+def test_a_large_constant_holding_nan_is_still_guarded():
+    c = np.r_[large(10000), np.nan]
+    x = tl.param(np.ones(c.size))
+    y = tl.sum(x * c)
+    c[0] = 5.0
+    tl.back_(y)  # it was copied: the gradient is at the recorded values
+    assert x.grad[0] != 5.0 and np.isnan(x.grad[-1])
+
+
+def test_a_large_constant_that_is_not_contiguous_or_of_another_dtype_is_copied():
+    base = large(256, 1568)
+    view = base[:, ::2]
+    recorded = view.copy()
+    w = tl.param(np.ones(784))
+    y = tl.sum(view @ w)
+    base[:] = 0
+    tl.back_(y)
+    np.testing.assert_allclose(w.grad, recorded.sum(axis=0), rtol=1e-12)
+
+    half = large(200, 200, dtype=np.float16)
+    recorded = half.astype(np.float64)
+    x = tl.param(np.ones((200, 200)))
+    y = tl.sum(x * half)
+    half[:] = 0
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, recorded)
+
+
+def test_changing_the_constant_after_back_is_fine():
+    X = large(128, 784)
+    w = tl.param(np.ones(784))
+    y = tl.sum(X @ w)
+    tl.back_(y)
+    X[:] = 0  # the next batch, after the backward pass: nothing to refuse
+    tl.back_(tl.sum(X @ w))
+    np.testing.assert_allclose(w.grad, large(128, 784).sum(axis=0), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Every consumer of the tape: gradient, forward's back, backprop_steps, nested walks, check_tape
+
+
+def test_gradient_refuses_a_constant_changed_inside_f():
+    X = large(128, 784)
+
+    def f(w):
+        y = tl.sum(tl.tanh(X @ w))
+        X[:] = 0  # the next batch, too early
+        return y
+
+    with pytest.raises(RuntimeError, match="matmul: argument 1"):
+        tl.gradient(f, np.ones(784))
+
+
+def test_forward_back_refuses_a_constant_changed_before_it_is_called():
+    X = large(128, 784)
+    _, back = tl.forward(lambda w: tl.sum(tl.tanh(X @ w)), np.ones(784))
+    X[:] = large(128, 784, seed=3)
+    with pytest.raises(RuntimeError, match="matmul: argument 1"):
+        back(1.0)
+
+
+def test_backprop_steps_refuses_before_the_first_step():
+    c = large(10000)
+    x = tl.param(np.ones(10000))
+    y = tl.sum(tl.sin(x) * c)
+    c.sort()
+    steps = tl.backprop_steps(y)
+    with pytest.raises(RuntimeError, match="multiply: argument 2"):
+        next(steps)
+    with pytest.raises(RuntimeError, match="multiply: argument 2"):
+        list(tl.backprop_steps(y, nest=True))
+
+
+def test_nested_gradient_refuses_a_constant_changed_between_the_inner_and_outer_walks():
+    X = large(128, 784)
+    w0 = np.full(784, 0.01)
+
+    def outer(w):
+        g = tl.gradient(lambda v: tl.sum(tl.tanh(X @ v)), w)[0]
+        X[:] = 0  # the inner walk's tape (which the outer walk goes through) keeps X
+        return tl.sum(g * g)
+
+    with pytest.raises(RuntimeError, match=CHANGED):
+        tl.gradient(outer, tl.param(w0))
+
+
+def test_nested_gradient_with_an_unchanged_constant_matches_finite_differences():
+    X = large(128, 784) / 30
+    w0 = np.random.default_rng(4).standard_normal(784) / 30
+
+    def outer(w):
+        g = tl.gradient(lambda v: tl.sum(tl.tanh(X @ v)), w)[0]
+        return tl.sum(g * g)
+
+    (got,) = tl.gradient(outer, tl.param(w0))
+
+    def plain(w):
+        g = X.T @ (1 - np.tanh(X @ w) ** 2)
+        return g @ g
+
+    direction = np.random.default_rng(5).standard_normal(784)
+    eps = 1e-6
+    expected = (plain(w0 + eps * direction) - plain(w0 - eps * direction)) / (2 * eps)
+    np.testing.assert_allclose(tl.data(got) @ direction, expected, rtol=1e-6)
+
+
+def test_check_tape_refuses_a_changed_constant():
+    c = large(10000)
+    x = tl.param(np.ones(10000))
+    y = tl.sum(tl.tanh(x) * c)
+    assert tl.check_tape(y)
+    c[::2] = 0
+    with pytest.raises(RuntimeError, match="multiply: argument 2"):
+        tl.check_tape(y)
+
+
+def test_a_custom_rule_closing_over_a_small_constant_is_compared_too():
+    def scale(x, c):
+        return tl.track(scale, x, c) if tl.istracked(x) else x * c
+
+    @tl.grad_rule(scale)
+    def _(x, c):
+        return tl.data(x) * c, lambda g: (g * c, None)
+
+    c = np.array([1.0, 2.0])
+    x = tl.param([1.0, 1.0])
+    y = tl.sum(scale(x, c))
+    c[0] = 9.0  # the pullback reads c itself: a copy on the tape would not help
+    with pytest.raises(RuntimeError, match=r"scale: argument 2 \(a constant array of shape \(2,\)\)"):
+        tl.back_(y)
+    c[0] = 1.0  # back as recorded: fine
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [1.0, 2.0])
+
+
+def test_a_keyword_constant_of_a_custom_rule_is_compared():
+    def shift(x, *, by):
+        return tl.track(shift, x, by=by) if tl.istracked(x) else x + by
+
+    @tl.grad_rule(shift)
+    def _(x, *, by):
+        return tl.data(x) + by, lambda g: (g * (by != 0),)
+
+    by = np.array([1.0, 0.0])
+    x = tl.param([1.0, 1.0])
+    y = tl.sum(shift(x, by=by))
+    by[1] = 5.0
+    with pytest.raises(RuntimeError, match=r"shift: the keyword argument by= \(a constant array of shape \(2,\)\)"):
+        tl.back_(y)
+
+
+def test_a_node_built_by_hand_keeps_a_copy_of_a_small_constant():
+    x = tl.param([1.0, 2.0])
+    c = np.array([3.0, 4.0])
+    node = tl.Tracked(tl.Call(tl.multiply, x, c), tl.data(x) * c)
+    c[:] = 0
+    tl.back_(tl.sum(node.value()))
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0])
