@@ -100,10 +100,34 @@ def _guarded(args: tuple, kwargs, compare: bool):
     by its fingerprint or, where it has none, against a copy (``total`` is ``None`` and ``weighted`` the copy).
     """
     guard: list = []
-    kept = tuple(_constant(arg, i, guard, compare) for i, arg in enumerate(args))
+    kept = None
+    i = -1
+    for arg in args:
+        i += 1
+        kind = type(arg)
+        if kind is NDARRAY:
+            if not arg.flags.writeable:
+                continue
+            if arg.nbytes <= SMALL_CONSTANT and not compare:  # the common case: a copy
+                arg = arg.copy()
+                _setflags(arg, False)
+            else:
+                arg = _constant(arg, i, guard, compare)
+        elif kind is tuple or kind is list or isinstance(arg, NDARRAY):
+            new = _constant(arg, i, guard, compare)
+            if new is arg:
+                continue
+            arg = new
+        else:
+            continue
+        if kept is None:
+            kept = list(args)
+        kept[i] = arg
+    if kept is not None:
+        args = tuple(kept)
     if kwargs:
         kwargs = {name: _constant(value, name, guard, compare) for name, value in kwargs.items()}
-    return kept, kwargs, tuple(guard) if guard else None
+    return args, kwargs, tuple(guard) if guard else None
 
 
 def _constant(value, position, guard: list, compare: bool):

@@ -9,7 +9,7 @@ import operator
 import threading
 
 from . import _text
-from ._backend import FLOAT64, NDARRAY, namespace
+from ._backend import FLOAT64, NDARRAY, REAL_SCALARS, namespace
 from ._plain import _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
 from ._recording import ANOMALY, RECORDING
 
@@ -217,6 +217,9 @@ def _wrap(node: Tracked):
 
 _NO_KWARGS: dict = {}  # shared by every call recorded without keyword arguments (never mutated)
 
+# Constants that cannot change in place: ``_new`` looks no further at them
+_IMMUTABLE = frozenset({int, bool, complex, str, type(None), slice, type(Ellipsis), *REAL_SCALARS})
+
 
 def _new(op, args: tuple, kwargs, out, back=None):
     """Record ``out = op(*args)`` and return it tracked (the engine's one place that grows the tape).
@@ -232,18 +235,19 @@ def _new(op, args: tuple, kwargs, out, back=None):
         kind = type(arg)
         if kind is Tracked:
             arg.ref += 1
-        elif kind is NDARRAY:
-            if arg.flags.writeable:
+        elif kind is not float:
+            if kind is NDARRAY:
+                if arg.flags.writeable:
+                    mutable = True
+            elif kind not in _IMMUTABLE and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
                 mutable = True
-        elif kind is not float and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
-            mutable = True
     if kwargs and not mutable:
         for arg in kwargs.values():
             kind = type(arg)
             if kind is NDARRAY:
                 if arg.flags.writeable:
                     mutable = True
-            elif kind is tuple or kind is list or isinstance(arg, NDARRAY):
+            elif kind not in _IMMUTABLE and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
                 mutable = True
     node = _tracked_new(Tracked)
     node.func = op
