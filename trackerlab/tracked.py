@@ -10,7 +10,7 @@ import threading
 
 from . import _text
 from ._backend import FLOAT64, NDARRAY, REAL_SCALARS, namespace
-from ._plain import _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
+from ._plain import SMALL_CONSTANT, _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
 from ._recording import ANOMALY, RECORDING
 
 __all__ = [
@@ -251,10 +251,22 @@ def _new(op, args: tuple, kwargs, out, back=None):
                 mutable = True
     node = _tracked_new(Tracked)
     node.func = op
+    node.guard = None
     if mutable:
-        args, kwargs, node.guard = _guarded(args, kwargs, back is not None)
-    else:
-        node.guard = None
+        if len(args) == 2 and back is None and not kwargs:  # x @ c or c * x with a small c: a copy, inline
+            x, y = args
+            if type(x) is Tracked and type(y) is NDARRAY and y.nbytes <= SMALL_CONSTANT:
+                y = y.copy()  # writeable, or mutable would be False
+                _setflags(y, False)
+                args = (x, y)
+            elif type(y) is Tracked and type(x) is NDARRAY and x.nbytes <= SMALL_CONSTANT:
+                x = x.copy()
+                _setflags(x, False)
+                args = (x, y)
+            else:
+                args, kwargs, node.guard = _guarded(args, kwargs, False)
+        else:
+            args, kwargs, node.guard = _guarded(args, kwargs, back is not None)
     node.args = args
     node.kwargs = kwargs or _NO_KWARGS
     node.back = back
