@@ -217,7 +217,7 @@ def _wrap(node: Tracked):
 
 _NO_KWARGS: dict = {}  # shared by every call recorded without keyword arguments (never mutated)
 
-# Constants that cannot change in place: ``_new`` looks no further at them
+# Constants that cannot change in place (numbers, settings): ``_new`` looks no further at them
 _IMMUTABLE = frozenset({int, bool, complex, str, type(None), slice, type(Ellipsis), *REAL_SCALARS})
 
 
@@ -235,12 +235,11 @@ def _new(op, args: tuple, kwargs, out, back=None):
         kind = type(arg)
         if kind is Tracked:
             arg.ref += 1
-        elif kind is not float:
-            if kind is NDARRAY:
-                if arg.flags.writeable:
-                    mutable = True
-            elif kind not in _IMMUTABLE and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
+        elif kind is NDARRAY:
+            if arg.flags.writeable:
                 mutable = True
+        elif kind not in _IMMUTABLE and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
+            mutable = True
     if kwargs and not mutable:
         for arg in kwargs.values():
             kind = type(arg)
