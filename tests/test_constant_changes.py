@@ -359,3 +359,30 @@ def test_a_node_built_by_hand_keeps_a_copy_of_a_small_constant():
     c[:] = 0
     tl.back_(tl.sum(node.value()))
     np.testing.assert_array_equal(x.grad, [3.0, 4.0])
+
+
+def test_numpy_functions_on_tracked_values_guard_their_constants():
+    c = large(10000)
+    x = tl.param(np.ones(10000))
+    y = tl.sum(np.multiply(c, x))
+    c[0] = 0
+    with pytest.raises(RuntimeError, match=r"multiply: argument 1 \(a constant array of shape \(10000,\)\)"):
+        tl.back_(y)
+
+    small = np.array([1.0, 2.0])
+    v = tl.param([1.0, 1.0])
+    y = np.sum(np.multiply(small, v))
+    small[:] = 0
+    tl.back_(y)
+    np.testing.assert_array_equal(v.grad, [1.0, 2.0])
+
+
+def test_a_large_boolean_mask_is_copied():
+    mask = np.zeros(100000, dtype=bool)
+    mask[::3] = True
+    recorded = mask.copy()
+    x = tl.param(np.ones(100000))
+    y = tl.sum(tl.where(mask, x, 0.0))
+    mask[:] = True
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, recorded.astype(float))
