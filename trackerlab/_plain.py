@@ -92,12 +92,12 @@ SMALL_CONSTANT = 1 << 16  # bytes: a constant up to this size is copied, a large
 
 def _guarded(args: tuple, kwargs, compare: bool):
     """``(args, kwargs, guard)``: the arguments as a node keeps them, each writeable NumPy constant copied or
-    fingerprinted, and the guard (``None`` if nothing needs checking) as ``(position, array, total,
-    weighted)`` entries for the walk, ``position`` counting from 0 (a keyword's name for a keyword argument).
+    fingerprinted, and the guard (``None`` if nothing needs checking) as ``(position, array, weighted,
+    copy)`` entries for the walk, ``position`` counting from 0 (a keyword's name for a keyword argument).
 
     ``compare`` says the node's pullback reads the caller's values itself (a ``grad_rule`` pullback closes
     over its arguments), so a copy in ``args`` would not protect it: then every constant is compared instead,
-    by its fingerprint or, where it has none, against a copy (``total`` is ``None`` and ``weighted`` the copy).
+    by its fingerprint or, where it has none, against a copy (``weighted`` is ``None`` and ``copy`` the copy).
     """
     guard: list = []
     kept = None
@@ -162,29 +162,29 @@ def _locked_copy(value):
 
 
 def _fingerprint(value):
-    """``(total, weighted)`` of a contiguous array of numbers (``_sums``). ``None`` where there is none: an
-    array that is not contiguous, not of floats, complex numbers or integers of at least 4 bytes, or whose
-    sums are not finite (it holds NaN or Inf, or they overflow)."""
+    """``(weighted, None)``: the dot product of a contiguous array of numbers with fixed pseudo-random weights
+    (``_weighted``). ``None`` where there is none: an array that is not contiguous, not of floats, complex
+    numbers or integers of at least 4 bytes, or whose product is not finite (it holds NaN or Inf, or it
+    overflows)."""
     dtype = value.dtype
     if dtype.kind not in "fciu" or dtype.itemsize < 4:
         return None
     flat = _flat(value)
     if flat is None:
         return None
-    total, weighted = _sums(flat)
-    if dtype.kind in "fc" and not ((total - total) == 0 and (weighted - weighted) == 0):
+    weighted = _weighted(flat)
+    if dtype.kind in "fc" and not (weighted - weighted) == 0:
         return None
-    return total, weighted
+    return weighted, None
 
 
-def _sums(flat):
-    """The sum of the one-dimensional ``flat`` and its dot product with the weights 1, 2, 3, … of its dtype,
-    computed on its memory in order, so that computing them again on the same unchanged memory gives the
-    same bits. For floating-point numbers both are dot products (one with ones): two passes of the same
-    kernel, at the speed of memory, where NumPy's pairwise sum takes three times as long."""
-    ones, weights = _weights(flat.size, flat.dtype)
-    total = flat.sum() if ones is None else flat.dot(ones)
-    return total, flat.dot(weights)
+def _weighted(flat):
+    """The dot product of the one-dimensional ``flat`` with weights drawn once for its size and dtype (floats
+    in [1, 2), or odd integers), computed on its memory in order, so that computing it again on the same
+    unchanged memory gives the same bits. One pass at the speed of memory; a change in place moves it unless
+    the changes cancel in a sum with random weights, which no accidental change does (a swap of two values,
+    a sort, a single element, a new batch all move it)."""
+    return flat.dot(_weights(flat.size, flat.dtype))
 
 
 def _flat(value):
@@ -198,22 +198,22 @@ def _flat(value):
 
 
 def _weights(size: int, dtype):
-    """``(ones, weights)``: ``size`` ones (``None`` for integers, which ``sum`` adds exactly) and 1, 2, …,
-    ``size``, in ``dtype`` (read-only, kept for the next array of that size and dtype)."""
+    """``size`` pseudo-random weights in ``dtype`` (read-only, kept for the next array of that size and dtype;
+    the same for every process, from a fixed seed)."""
     key = (size, dtype)
-    both = _WEIGHTS.get(key)
-    if both is None:
+    weights = _WEIGHTS.get(key)
+    if weights is None:
         if len(_WEIGHTS) >= 16:
             _WEIGHTS.clear()
         xp = namespace()
-        weights = xp.arange(1, size + 1, dtype=dtype)
-        _setflags(weights, False)
-        ones = None
+        draws = xp.random.default_rng(0x7AC4).random(size)
         if dtype.kind in "fc":
-            ones = xp.ones(size, dtype=dtype)
-            _setflags(ones, False)
-        both = _WEIGHTS[key] = (ones, weights)
-    return both
+            weights = xp.asarray(1.0 + draws, dtype=dtype)
+        else:  # odd integers: the products wrap around exactly, and no weight is a power of two's multiple
+            weights = xp.asarray(2 * (draws * 2**20).astype(xp.int64) + 1, dtype=dtype)
+        _setflags(weights, False)
+        _WEIGHTS[key] = weights
+    return weights
 
 
 _WEIGHTS: dict = {}
@@ -221,12 +221,11 @@ _WEIGHTS: dict = {}
 
 def changed_constant(entry) -> bool:
     """Whether the constant of a guard entry (``_guarded``) no longer holds what it held when recorded."""
-    _, value, total, weighted = entry
-    if total is None:
+    _, value, weighted, copy = entry
+    if weighted is None:
         xp = namespace()
-        return not xp.array_equal(value, weighted, equal_nan=value.dtype.kind in "fc")
+        return not xp.array_equal(value, copy, equal_nan=value.dtype.kind in "fc")
     flat = _flat(value)
     if flat is None:  # its strides changed in place (a.shape = ...): not what was recorded
         return True
-    now_total, now_weighted = _sums(flat)
-    return not (now_total == total and now_weighted == weighted)
+    return not _weighted(flat) == weighted
