@@ -460,3 +460,22 @@ def test_a_long_report_lists_only_what_is_not_ok():
     assert text.count("\n  #") == 1 and "… and 61 more that agree (.entries lists them all)" in text
     page = report._repr_html_()
     assert page.count("<tr class=") == 2 and "… and 61 more that agree" in page
+
+
+@pytest.mark.parametrize(
+    "build, op",
+    [
+        (lambda A: tl.svd(A)[0], "svd"),  # singular vectors where singular values repeat
+        (lambda A: tl.eigh(A)[1], "eigh"),  # eigenvectors where eigenvalues repeat
+        (lambda A: tl.pinv(A[:, :2] @ A[:2, :]), "pinv"),  # a change of rank
+    ],
+)
+def test_a_point_without_a_derivative_is_undetermined_not_a_wrong_rule(build, op):
+    A = tl.param(np.eye(3))
+    y = tl.sum(build(A) * np.arange(9.0).reshape(3, 3))
+    report = tl.check_tape(y)
+    [entry] = [e for e in report.entries if e.op == op]
+    assert entry.status == "undetermined" and "undefined" in entry.note
+    assert report.ok and report.wrong == ()
+    with pytest.raises(ValueError, match="undefined"):  # back_ still refuses, as a ValueError
+        tl.back_(y)

@@ -25,6 +25,7 @@ from collections import namedtuple
 from ..ops import defop, register_rules
 from ..tracked import data, istracked
 from ._util import (
+    UndefinedGradient,
     array,
     lift,
     mask,
@@ -214,7 +215,7 @@ def _require_distinct(name: str, values, what: str, sorted_: bool) -> None:
         gaps = gaps + xp.eye(k, dtype=gaps.dtype) * (2 * xp.max(tol) + 1)
         tol = xp.reshape(tol, tol.shape + (1,))
     if bool(xp.any(gaps <= tol)):
-        raise ValueError(
+        raise UndefinedGradient(
             f"{name}: the gradient of the {what} is undefined where values repeat ({v}); it exists only "
             f"for distinct values: differentiate a function of the values alone, or perturb the matrix"
         )
@@ -364,7 +365,7 @@ def _pinv_rule(g, ans, x, rcond=None, hermitian=False, *, rtol=None):
     cutoff = max(1e-15, max(m, n) * _eps(x)) if cutoff is None else cutoff
     xp = ns(s)
     if bool(xp.any(s <= cutoff * s[..., :1])):
-        raise ValueError(
+        raise UndefinedGradient(
             f"pinv: the gradient is undefined at a rank-deficient matrix (singular values {s}): the "
             "pseudo-inverse jumps where the rank changes"
         )
