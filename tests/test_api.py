@@ -490,3 +490,14 @@ def test_supported_operations_come_from_the_rule_tables():
     ):
         assert name in ops
     assert ops == sorted(ops)
+
+
+def test_back_keeps_a_fresh_sensitivity_as_a_grad_nothing_else_holds():
+    x = tl.param(np.ones(1000))
+    tl.back_(tl.sum(x * 2.0))
+    first = id(x.grad)
+    tl.back_(tl.sum(x * 3.0))  # the walk's new array becomes the .grad, with the sum in it
+    assert id(x.grad) != first and np.all(x.grad == 5.0) and x.grad.flags.writeable
+    held = x.grad
+    tl.back_(tl.sum(x * 1.0))  # held by code: added in place, as Flux's accum!
+    assert held is x.grad and np.all(held == 6.0)

@@ -5,14 +5,13 @@
 from __future__ import annotations
 
 import math
-import sys
 import threading
 from collections.abc import Callable
 
-from . import tracked as _tracked
-from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
-from ._checks import check_loss, check_numbers, check_replayed, check_separate_grads
-from ._plain import _copy_plain, _lock, _zeros_like
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace
+from ._checks import check_loss, check_numbers, check_replayed
+from ._grads import accumulate
+from ._plain import _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
 from .ops import operations
@@ -45,77 +44,7 @@ def back_(y, Δ=None) -> None:
     ]
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
-    with _ACCUMULATING:  # another thread's back_ into the same .grad would lose one of the two sums
-        for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
-            total = node.grad
-            if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
-                raise ValueError(
-                    f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
-                    f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
-                )
-        if len(found) > 1 and _tracked._GRADS_GIVEN:  # only a .grad given by hand can share memory
-            check_separate_grads([node for node, _ in found])
-        for node, delta in found:
-            total = node.grad
-            # A .grad that nothing else holds and a sensitivity the walk has just made, that nothing else holds
-            # either, of one dtype and shape: the sum goes into the sensitivity, which becomes the .grad (no one
-            # can tell it from adding in place). The large arrays the walk makes then live on as gradients and
-            # the zeros are freed instead, which keeps the C allocator from returning the top of its heap to
-            # the system after each step and faulting it back in on the next (a float64 MLP: 1,166 page
-            # faults a step, 1.6 times the hand-written step, before).
-            if (
-                type(total) is NDARRAY
-                and type(delta) is NDARRAY
-                and _getrefcount(total) <= _LONE[0]
-                and _getrefcount(delta) <= _LONE[1]
-                and total.base is None  # a view (x.grad = buffer[:2]) writes into its buffer: add in place
-                and delta.base is None
-                and delta.flags.writeable
-                and delta.dtype == total.dtype
-                and delta.shape == total.shape
-                and delta.strides == total.strides  # (so the .grad keeps its layout too)
-            ):
-                delta += total  # the same numbers as total + delta: a sum of two commutes
-                node.grad = delta
-            else:
-                node.grad = _accumulate(total, delta)
-
-
-# NumPy lets other threads run while it adds large arrays: two back_ calls adding into one .grad at once
-# would each read the old total, and one contribution would be lost
-_ACCUMULATING = threading.Lock()
-
-
-def _lone_counts() -> tuple[int, int]:
-    """What ``sys.getrefcount`` says, in ``back_``'s last loop, of a .grad and a sensitivity that nothing else
-    holds: measured here in a loop of the same form, so that it holds for any interpreter's way of
-    counting references (0 where there are none: nothing is ever taken)."""
-    if _getrefcount is None:
-        return 0, 0
-
-    class Node:
-        __slots__ = ("grad",)
-
-    found = [(Node(), object())]
-    found[0][0].grad = object()
-    for node, delta in found:
-        total = node.grad
-        return _getrefcount(total), _getrefcount(delta)
-    return 0, 0
-
-
-_getrefcount = getattr(sys, "getrefcount", None)
-_LONE = _lone_counts()
-
-
-def _accumulate(total, delta):
-    if total is None:  # a new array: never the caller's Δ, never shared with another leaf
-        return _copy_plain(delta)
-    try:
-        total += delta  # in place where the array allows it, as Flux's accum!
-    except (TypeError, ValueError):
-        total = total + delta
-    return total
+    accumulate(found, "back_")
 
 
 def _input(x):

@@ -4,12 +4,12 @@ value or gradient in place after a walk has run."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import dtype_kind, dtype_name
+from ._grads import reset
 from ._plain import _lock, _setflags, _zeros_like
 from .tracked import _changed, _TrackedValue, data, tracker
 
@@ -191,62 +191,13 @@ def zero_grad_(x):
     """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
     if isinstance(x, Params | list | tuple):
         for value in x:
-            if isinstance(value, _TrackedValue):  # a parameter (the common case), without a call per value
-                node = value.tracker
-                old = node.grad
-                if type(old) is NDARRAY and _getrefcount(old) <= _LONE and _refillable(old, node.data):
-                    old.fill(0)
-                else:
-                    node.grad = _zeros_like(node.data)
+            if isinstance(value, _TrackedValue):  # a parameter (the common case), without the checks below
+                reset(value.tracker)
             else:
                 zero_grad_(value)
         return x
     node = tracker(x)
     if node is None:
         raise TypeError(f"zero_grad_: x is not tracked (got {type(x).__name__})")
-    old = node.grad
-    if type(old) is NDARRAY and _getrefcount(old) <= _LONE and _refillable(old, node.data):
-        old.fill(0)
-    else:
-        node.grad = _zeros_like(node.data)
+    reset(node)
     return x
-
-
-# A gradient array that nothing but its parameter holds is zeroed in place: no one can tell it from a fresh
-# zero array, and the step's largest arrays are not freed and made again each step (which lets the C
-# allocator return the top of its heap to the system and fault it back in; see back_).
-
-
-def _refillable(old, value) -> bool:
-    """Whether ``old`` (a .grad nothing else holds) can be zeroed in place for the parameter ``value``: its own
-    memory, writable, of ``value``'s shape and dtype, laid out as a fresh zero array would be."""
-    return (
-        old.base is None
-        and old.flags.writeable
-        and type(value) is NDARRAY
-        and old.shape == value.shape
-        and old.dtype == value.dtype
-        and old.flags.c_contiguous
-        and value.flags.c_contiguous
-    )
-
-
-def _lone_count() -> int:
-    """What ``sys.getrefcount`` says, in ``zero_grad_``'s loops, of a .grad that nothing but its parameter
-    holds: measured in a loop of the same form, so that it holds for any interpreter's way of counting
-    references (0 where there are none: nothing is zeroed in place)."""
-    if _getrefcount is None:
-        return 0
-
-    class Node:
-        __slots__ = ("grad",)
-
-    for node in [Node()]:
-        node.grad = object()
-        old = node.grad
-        return _getrefcount(old)
-    return 0
-
-
-_getrefcount = getattr(sys, "getrefcount", None)
-_LONE = _lone_count()
