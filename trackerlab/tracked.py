@@ -10,7 +10,7 @@ import threading
 
 from . import _text
 from ._backend import FLOAT64, NDARRAY, REAL_SCALARS, namespace
-from ._plain import SMALL_CONSTANT, _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
+from ._plain import _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
 from ._recording import ANOMALY, RECORDING
 
 __all__ = [
@@ -221,6 +221,10 @@ _NO_KWARGS: dict = {}  # shared by every call recorded without keyword arguments
 _IMMUTABLE = frozenset({int, bool, complex, str, type(None), slice, type(Ellipsis), *REAL_SCALARS})
 
 
+def _read_only(value) -> bool:
+    return type(value) is NDARRAY and not value.flags.writeable
+
+
 def _new(op, args: tuple, kwargs, out, back=None):
     """Record ``out = op(*args)`` and return it tracked (the engine's one place that grows the tape).
 
@@ -230,42 +234,22 @@ def _new(op, args: tuple, kwargs, out, back=None):
     writeable NumPy array, a list, or a tuple or keyword holding one) is copied or fingerprinted
     (``_plain._guarded``); a number or a read-only array costs a type test or two.
     """
-    mutable = False
+    mutable = False  # whether a constant may need guarding: ``_guarded`` decides, and copies or fingerprints
     for arg in args:
         kind = type(arg)
         if kind is Tracked:
             arg.ref += 1
         elif kind is NDARRAY:
-            if arg.flags.writeable:
-                mutable = True
-        elif kind not in _IMMUTABLE and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
+            mutable = mutable or arg.flags.writeable
+        elif kind not in _IMMUTABLE:
             mutable = True
     if kwargs and not mutable:
-        for arg in kwargs.values():
-            kind = type(arg)
-            if kind is NDARRAY:
-                if arg.flags.writeable:
-                    mutable = True
-            elif kind not in _IMMUTABLE and (kind is tuple or kind is list or isinstance(arg, NDARRAY)):
-                mutable = True
+        mutable = any(type(v) not in _IMMUTABLE and not _read_only(v) for v in kwargs.values())
     node = _tracked_new(Tracked)
     node.func = op
     node.guard = None
     if mutable:
-        if len(args) == 2 and back is None and not kwargs:  # x @ c or c * x with a small c: a copy, inline
-            x, y = args
-            if type(x) is Tracked and type(y) is NDARRAY and y.nbytes <= SMALL_CONSTANT:
-                y = y.copy()  # writeable, or mutable would be False
-                _setflags(y, False)
-                args = (x, y)
-            elif type(y) is Tracked and type(x) is NDARRAY and x.nbytes <= SMALL_CONSTANT:
-                x = x.copy()
-                _setflags(x, False)
-                args = (x, y)
-            else:
-                args, kwargs, node.guard = _guarded(args, kwargs, False)
-        else:
-            args, kwargs, node.guard = _guarded(args, kwargs, back is not None)
+        args, kwargs, node.guard = _guarded(args, kwargs, back is not None)
     node.args = args
     node.kwargs = kwargs or _NO_KWARGS
     node.back = back
