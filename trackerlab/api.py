@@ -251,32 +251,16 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
     nodes = [p.tracker for p in params]
     if not isinstance(y, _TrackedValue):
         return Grads({n: _as_result(None, n) for n in nodes}, params)
-    leaves = None if outer else _leaves_reached(y.tracker)
-    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None)
+    leaves = uses = None
+    if not outer:  # the walk's count of uses notes, in the same pass, the leaves and custom pullbacks it meets
+        reached = []
+        uses = _count_uses(y.tracker, (), reached)
+        leaves = None if None in reached else reached
+    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses)
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
     loss = data(y)
     return Grads({n: _deferred_param(f, n, leaves, found.get(n), loss) for n in nodes}, params)
-
-
-def _leaves_reached(root: Tracked, stop=frozenset()) -> list | None:
-    """The leaves the tape of ``root`` reaches (nodes in ``stop`` count as leaves), in a fixed order; ``None``
-    if a node on it has a custom pullback."""
-    leaves = []
-    seen = {root}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.isleaf or node in stop:
-            leaves.append(node)
-            continue
-        if node.back is not None:
-            return None
-        for arg in node.args:
-            if type(arg) is Tracked and arg not in seen:
-                seen.add(arg)
-                stack.append(arg)
-    return leaves
 
 
 def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
