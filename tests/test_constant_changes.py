@@ -515,3 +515,24 @@ def test_views_share_a_fingerprint_only_where_they_cover_the_same_memory():
     assert verified.known(A.view(np.int64)) is None  # the same memory read as other numbers
     assert verified.known(A.copy()) is None
     assert verified.known(np.asarray(memoryview(A))) is None  # memory no NumPy array of its owns
+
+
+def test_a_recorded_walk_leaves_an_array_a_custom_pullback_returned_to_its_owner():
+    # A recorded walk makes its plain sensitivities read-only (so the operations recording them keep them
+    # without a copy): one a custom pullback returns may be the caller's, so the walk goes on with a copy.
+    buffer = np.array([1.0, 2.0])
+
+    def scale(x):
+        return tl.track(scale, x) if tl.istracked(x) else x * 1.0
+
+    @tl.grad_rule(scale)
+    def _(x):
+        return tl.data(x) * 1.0, lambda g: (buffer,)
+
+    x = tl.param([3.0, 4.0])
+    (delta,) = tl.gradient(lambda x: tl.sum(tl.sin(scale(x))), x)
+    steps = [step.delta for step in tl.backprop_steps(tl.sum(scale(tl.sin(x)) * 2.0), nest=True)]
+    assert buffer.flags.writeable
+    buffer[:] = 0.0
+    np.testing.assert_array_equal(tl.data(delta), [1.0, 2.0])
+    np.testing.assert_allclose(tl.data(steps[-1]), np.cos([3.0, 4.0]) * [1.0, 2.0], rtol=1e-15)

@@ -15,7 +15,7 @@ from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
 from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, reworded, seed
-from ._plain import VERIFIED, Verified
+from ._plain import VERIFIED, Verified, _setflags
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
@@ -298,10 +298,17 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     """
     call = node  # the node holds its call's fields
     kind = type(g)
-    if nest and kind is not NDARRAY and kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
-        # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
-        # (NumPy arrays and numbers, the common case, defer to a tracked operand)
-        g = _wrap(_leaf(g, None))
+    if nest:
+        if kind is NDARRAY:
+            # A plain sensitivity of a recorded walk is the walk's own array (a custom pullback's is copied): made
+            # read-only, as the tape keeps its values, the operations that record it as a constant keep it
+            # as it is, without a copy (the walk's results are locked so anyway, see ``api._as_result``)
+            if g.flags.writeable:
+                _setflags(g, False)
+        elif kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
+            # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+            # (NumPy arrays and numbers, the common case, defer to a tracked operand)
+            g = _wrap(_leaf(g, None))
     rules = call.func.rule
     args = call.args
     kwargs = call.kwargs
@@ -383,12 +390,23 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
             "return a tuple with one per argument (None for an argument with none)"
         )
-    if nest:
-        return [
-            (s if isinstance(s, _TrackedValue) else in_argument_dtype(s, arg.data)) if type(arg) is Tracked else None
-            for arg, s in zip(call.args, sent)
-        ]
+    if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
+        return [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
     return [
         None if type(arg) is not Tracked or s is None else in_argument_dtype(data(s), arg.data)
         for arg, s in zip(call.args, sent)
     ]
+
+
+def _nested_sent(arg, s):
+    """What a custom pullback sent to ``arg`` in a recorded walk: ``None`` for a constant, a tracked value as
+    it is, a plain one in the argument's dtype and, if it is a writeable NumPy array (which may be the
+    caller's), as a copy the walk owns."""
+    if type(arg) is not Tracked:
+        return None
+    if isinstance(s, _TrackedValue):
+        return s
+    s = in_argument_dtype(s, arg.data)
+    if type(s) is NDARRAY and s.flags.writeable:
+        return s.copy()
+    return s
