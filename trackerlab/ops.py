@@ -71,22 +71,22 @@ class Op:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
-        elif n == 2 and self.arity is None and not kwargs:
+        elif n == 2 and (self.arity is None or self.arity == 2):  # two operands (and settings by keyword)
             x, y = args
             if isinstance(x, _TrackedValue):
                 if isinstance(y, _TrackedValue):
                     if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                        return _record2(self, x.tracker, y.tracker)
+                        return _record2(self, x.tracker, y.tracker, kwargs)
                 elif (
                     not isinstance(y, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None
                 ):
-                    return _record2(self, x.tracker, y)
+                    return _record2(self, x.tracker, y, kwargs)
             elif isinstance(y, _TrackedValue):
                 if not isinstance(x, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                    return _record2(self, x, y.tracker)
+                    return _record2(self, x, y.tracker, kwargs)
             elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
                 try:
-                    return self.impl(x, y)
+                    return self.impl(x, y, **kwargs) if kwargs else self.impl(x, y)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
         arity = self.arity
@@ -233,15 +233,16 @@ def _is_mixed(operands) -> bool:
     return len(kinds) > 1
 
 
-def _record2(op: Op, x, y):
-    """``_record`` for two operands, given as nodes (tracked) or plain values (neither a list nor a tuple)."""
+def _record2(op: Op, x, y, kwargs=_NO_KWARGS):
+    """``_record`` for two operands, given as nodes (tracked) or plain values (neither a list nor a tuple), and
+    settings by keyword."""
     a = x.data if type(x) is Tracked else x
     b = y.data if type(y) is Tracked else y
     try:
-        out = op.impl(a, b)
+        out = op.impl(a, b, **kwargs) if kwargs else op.impl(a, b)
     except _FAILURES as error:
         raise _explain(op, (a, b), error) from None
-    return _new(op, (x, y), _NO_KWARGS, out)
+    return _new(op, (x, y), kwargs, out)
 
 
 def _record(op: Op, args, kwargs):
