@@ -71,24 +71,38 @@ class Op:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
-        elif n == 2 and (self.arity is None or self.arity == 2):  # two operands (and settings by keyword)
+        elif n == 2 and self.arity is None and not kwargs:
             x, y = args
             if isinstance(x, _TrackedValue):
                 if isinstance(y, _TrackedValue):
                     if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                        return _record2(self, x.tracker, y.tracker, kwargs)
+                        return _record2(self, x.tracker, y.tracker)
                 elif (
                     not isinstance(y, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None
                 ):
-                    return _record2(self, x.tracker, y, kwargs)
+                    return _record2(self, x.tracker, y)
             elif isinstance(y, _TrackedValue):
                 if not isinstance(x, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                    return _record2(self, x, y.tracker, kwargs)
+                    return _record2(self, x, y.tracker)
             elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
                 try:
-                    return self.impl(x, y, **kwargs) if kwargs else self.impl(x, y)
+                    return self.impl(x, y)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
+        elif n == 2 and kwargs and (self.arity is None or self.arity == 2):  # two operands, settings by keyword
+            x, y = args  # (the fused pullbacks' exponent=): recorded without the general path's lists
+            if (
+                (EVERY_THREAD.recording or RECORDING.on)
+                and self.rule is not None
+                and (isinstance(x, _TrackedValue) or isinstance(y, _TrackedValue))
+                and not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES))
+            ):
+                return _record2_set(
+                    self,
+                    x.tracker if isinstance(x, _TrackedValue) else x,
+                    y.tracker if isinstance(y, _TrackedValue) else y,
+                    kwargs,
+                )
         arity = self.arity
         for a in args if arity is None else args[:arity]:
             if isinstance(a, _ARGUMENT_KINDS):
@@ -233,13 +247,23 @@ def _is_mixed(operands) -> bool:
     return len(kinds) > 1
 
 
-def _record2(op: Op, x, y, kwargs=_NO_KWARGS):
-    """``_record`` for two operands, given as nodes (tracked) or plain values (neither a list nor a tuple), and
-    settings by keyword."""
+def _record2(op: Op, x, y):
+    """``_record`` for two operands, given as nodes (tracked) or plain values (neither a list nor a tuple)."""
     a = x.data if type(x) is Tracked else x
     b = y.data if type(y) is Tracked else y
     try:
-        out = op.impl(a, b, **kwargs) if kwargs else op.impl(a, b)
+        out = op.impl(a, b)
+    except _FAILURES as error:
+        raise _explain(op, (a, b), error) from None
+    return _new(op, (x, y), _NO_KWARGS, out)
+
+
+def _record2_set(op: Op, x, y, kwargs):
+    """``_record2`` with settings by keyword (``exponent=`` of a fused pullback)."""
+    a = x.data if type(x) is Tracked else x
+    b = y.data if type(y) is Tracked else y
+    try:
+        out = op.impl(a, b, **kwargs)
     except _FAILURES as error:
         raise _explain(op, (a, b), error) from None
     return _new(op, (x, y), kwargs, out)
