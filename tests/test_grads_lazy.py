@@ -243,3 +243,15 @@ def test_zero_grad_writes_nothing_until_the_grad_is_read():
     assert type(W.tracker._grad) is engine._Zeros  # not made: zero_grad_ wrote nothing
     W.grad  # noqa: B018 (reading makes it)
     assert type(W.tracker._grad) is np.ndarray
+
+
+def test_back_after_a_reset_gives_the_numbers_gradient_gives_signed_zeros_too():
+    c = np.array([-0.0, 1.0, -2.0])  # the multiply's pullback sends 1 · -0.0 = -0.0
+    W = tl.param([1.0, 2.0, 3.0])
+    tl.zero_grad_(W)
+    tl.back_(tl.sum(W * c))
+    V = tl.param([1.0, 2.0, 3.0])
+    want = tl.data(tl.gradient(lambda: tl.sum(V * c), tl.Params([V]))[V])
+    np.testing.assert_array_equal(W.grad, want)
+    np.testing.assert_array_equal(np.signbit(W.grad), np.signbit(want))
+    np.testing.assert_array_equal(np.signbit(W.grad), [True, False, True])
