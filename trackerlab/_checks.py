@@ -135,16 +135,16 @@ def check_separate_grads(nodes) -> None:
     """Raise if the ``.grad`` arrays of two of the parameters ``nodes`` share memory (set by hand to one array,
     or to views of one): ``back_`` accumulates in place, so adding one parameter's gradient would change the
     other's, silently. Views of one buffer that do not overlap are fine."""
-    arrays = [node for node in nodes if type(node.grad) is NDARRAY]
+    arrays = [node for node in nodes if type(node._grad) is NDARRAY]  # (zeros not yet made share nothing)
     if len(arrays) < 2:
         return
     owners: dict = {}
     for node in arrays:
-        total = node.grad
+        total = node._grad
         owner = total if total.base is None else total.base
         others = owners.setdefault(id(owner), [])
         for other in others:
-            if namespace(total).shares_memory(total, other.grad):
+            if namespace(total).shares_memory(total, other._grad):
                 raise ValueError(
                     f"back_: two parameters (of shapes {shape_of(other.data)} and {shape_of(node.data)}) hold "
                     ".grad arrays that share memory, so accumulating the gradient of one "

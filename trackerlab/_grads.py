@@ -1,26 +1,29 @@
 """The ``.grad`` arrays of parameters: ``back_``'s accumulation into them and ``zero_grad_``'s reset.
 
-Both reuse an array where no code holds it, which no one can tell from making a new one: ``zero_grad_``
-zeroes such a ``.grad`` in place, and ``back_`` keeps the walk's fresh sensitivity as the ``.grad``, with the
-sum in it. The step's large arrays then live on instead of being freed and made again, which keeps the C
-allocator from returning the top of its heap to the system after each step and faulting it back in on the
-next (a float64 MLP step: 1,166 page faults and 1.6 times the hand-written step before). Whether code holds
-an array is read from ``sys.getrefcount``, against the count measured at import for the same code shape.
+Both reuse an array where no code holds it, which no one can tell from making a new one. ``zero_grad_``
+leaves zeros not yet made (``tracked._Zeros``, holding the old ``.grad`` if nothing else held it), and
+``back_`` keeps the walk's fresh sensitivity as such a ``.grad`` (zeros plus it is itself), or as a lone
+``.grad``, with the sum in it; the zeros are made, in the old array, only if ``.grad`` is read first. The step's
+large arrays then live on instead of being freed and made again, which keeps the C allocator from returning
+the top of its heap to the system after each step and faulting it back in on the next (a float64 MLP step:
+1,166 page faults and 1.6 times the hand-written step before). Whether code holds an array is read from
+``sys.getrefcount``, against the count measured at import for the same code shape.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 
 from . import tracked as _tracked
 from ._backend import NDARRAY, shape_of
 from ._checks import check_separate_grads
-from ._plain import _copy_plain, _zeros_like
+from ._plain import _copy_plain
+from .tracked import GRADS_LOCK, _made, _Zeros
 
 # NumPy lets other threads run while it adds large arrays: two back_ calls adding into one .grad at once
-# would each read the old total, and one contribution would be lost
-ACCUMULATING = threading.Lock()
+# would each read the old total, and one contribution would be lost (reading a reset .grad, which makes
+# its zeros, takes the same lock)
+ACCUMULATING = GRADS_LOCK
 
 
 def accumulate(found, who: str) -> None:
@@ -28,7 +31,9 @@ def accumulate(found, who: str) -> None:
     ``.grad``, as Flux's ``accum!``: all of them, or none if a ``.grad`` set by hand does not fit."""
     with ACCUMULATING:  # another thread's back_ into the same .grad would lose one of the two sums
         for node, delta in found:  # the walk gave each delta its parameter's shape; a .grad set by hand may differ
-            total = node.grad
+            total = node._grad
+            if type(total) is _Zeros:  # zeros of the parameter's shape
+                total = node.data
             if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
                 raise ValueError(
                     f"{who}: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
@@ -39,7 +44,23 @@ def accumulate(found, who: str) -> None:
         # (this loop stays in the frame of the one above, which it rebinds: no stale name holds an array
         # when the counts are read)
         for node, delta in found:
-            total = node.grad
+            total = node._grad
+            if type(total) is _Zeros:
+                value = node.data
+                if (  # zeros plus a lone fresh sensitivity of the parameter's dtype, shape and layout: itself
+                    type(delta) is NDARRAY
+                    and _getrefcount(delta) <= _LONE[1]
+                    and delta.base is None
+                    and delta.flags.writeable
+                    and delta.flags.c_contiguous
+                    and type(value) is NDARRAY
+                    and delta.dtype == value.dtype
+                    and delta.shape == value.shape
+                    and value.flags.c_contiguous  # a fresh zero array would be laid out as the value
+                ):
+                    node._grad = delta
+                    continue
+                total = _made(node)
             if (  # a lone .grad and a lone fresh sensitivity of one dtype, shape and layout: the sum goes into it
                 type(total) is NDARRAY
                 and type(delta) is NDARRAY
@@ -53,9 +74,9 @@ def accumulate(found, who: str) -> None:
                 and delta.strides == total.strides
             ):
                 delta += total  # the same numbers as total + delta: a sum of two commutes
-                node.grad = delta
+                node._grad = delta
             else:
-                node.grad = _accumulated(total, delta)
+                node._grad = _accumulated(total, delta)
 
 
 def _accumulated(total, delta):
@@ -69,9 +90,11 @@ def _accumulated(total, delta):
 
 
 def reset(node) -> None:
-    """Zero the ``.grad`` of the parameter ``node``: in place where nothing else holds it and it is laid out as
-    a fresh zero array would be, else a new zero array."""
-    old = node.grad
+    """Zero the ``.grad`` of the parameter ``node``: zeros made when it is read, in the old array where
+    nothing else holds it and it is laid out as a fresh zero array would be, else in a new one."""
+    old = node._grad
+    if type(old) is _Zeros:
+        return
     value = node.data
     if (
         type(old) is NDARRAY
@@ -84,9 +107,9 @@ def reset(node) -> None:
         and old.flags.c_contiguous
         and value.flags.c_contiguous
     ):
-        old.fill(0)
+        node._grad = _Zeros(old)
     else:
-        node.grad = _zeros_like(value)
+        node._grad = _tracked._ZEROS
 
 
 def _lone_counts() -> tuple[int, int]:
@@ -97,12 +120,12 @@ def _lone_counts() -> tuple[int, int]:
         return 0, 0
 
     class Node:
-        __slots__ = ("grad",)
+        __slots__ = ("_grad",)
 
     found = [(Node(), object())]
-    found[0][0].grad = object()
+    found[0][0]._grad = object()
     for node, delta in found:
-        total = node.grad
+        total = node._grad
         return _getrefcount(total), _getrefcount(delta)
     return 0, 0
 

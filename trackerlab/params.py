@@ -10,7 +10,7 @@ from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import dtype_kind, dtype_name
 from ._grads import reset
-from ._plain import _lock, _setflags, _zeros_like
+from ._plain import _lock, _setflags
 from .tracked import _changed, _TrackedValue, data, tracker
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]
@@ -143,7 +143,7 @@ def update_(x, Δ, grads=None):
             value = namespace(value).astype(value + step, value.dtype)
     node.data = value
     _changed(node)  # the tape recorded before this reads a stale value: the walk refuses it
-    node.grad = _zeros_like(value)
+    reset(node)
     return x
 
 

@@ -56,6 +56,47 @@ def _grad_given(grad) -> None:
         _GRADS_GIVEN = True
 
 
+# ``.grad``'s storage. A parameter's gradient that is all zeros (a new parameter's, one reset by ``zero_grad_``
+# or ``update_``) is not made until someone reads it: the node's ``_grad`` slot holds ``_Zeros`` instead, and
+# ``back_`` keeps the walk's fresh sensitivity as the ``.grad`` where it may (``_grads.accumulate``), skipping
+# both the zeroing and the addition. Reading ``node.grad`` (or ``x.grad``, ``tl.grad(x)``) makes the zeros then,
+# once, and stores them, so whoever holds that array sees ``back_`` accumulate into it as before.
+GRADS_LOCK = threading.Lock()  # one thread makes a reset .grad or accumulates into a .grad at a time
+
+
+class _Zeros:
+    """A ``.grad`` of zeros of its parameter's shape and dtype, not yet made. ``spare`` is the array the
+    ``.grad`` held before its reset, which nothing else held (``_grads.reset`` tests it): it becomes the
+    zeros, filled then, unless ``back_`` replaces it first; until then it keeps the step's memory in use,
+    as a ``.grad`` zeroed in place did (freeing it would let the C allocator trim its heap every step)."""
+
+    __slots__ = ("spare",)
+
+    def __init__(self, spare=None):
+        self.spare = spare
+
+    def __repr__(self) -> str:
+        return "_Zeros()"
+
+
+_ZEROS = _Zeros()  # zeros with no array to reuse: a new parameter's gradient
+
+
+def _made(node) -> object:
+    """The ``.grad`` of ``node`` made real if it is ``_Zeros`` (and stored); the caller holds ``GRADS_LOCK``."""
+    grad = node._grad
+    if type(grad) is not _Zeros:
+        return grad
+    value, spare = node.data, grad.spare
+    if spare is not None and type(value) is NDARRAY and spare.shape == value.shape and spare.dtype == value.dtype:
+        spare.fill(0)
+        grad = spare
+    else:
+        grad = _zeros_like(value)
+    node._grad = grad
+    return grad
+
+
 def _next_epoch() -> int:
     """Start a new epoch, as a leaf change does, and return it: what is recorded from now on is newer than
     everything recorded before (``checkpoint`` tells what its replay made from what it found)."""
@@ -149,7 +190,7 @@ def _leaf(value, grad) -> Tracked:
     node.back = None
     node.epoch = _EPOCH
     node.isleaf = True
-    node.grad = grad
+    node._grad = grad
     node.ref = 0
     node.data = value
     node.guard = None
@@ -161,7 +202,8 @@ class Tracked:
 
     ``.f`` is the call (``Call(None)`` for a leaf); the node stores the call's fields itself (``.func``,
     ``.args``, ``.kwargs``, ``.back``, ``.epoch``), which is what the engine reads. ``.isleaf`` says
-    whether it is a parameter, ``.grad`` is the gradient accumulated by ``back_`` (leaves only),
+    whether it is a parameter, ``.grad`` is the gradient accumulated by ``back_`` (leaves only; stored in
+    ``._grad``, where zeros not yet made are ``_Zeros``, made when ``.grad`` is read),
     ``.ref`` counts how many recorded calls took this node as an argument (the walk reads it: a node
     with ``ref == 1`` has one use), and ``.data`` is the plain value. ``.guard`` is ``None``, except on a
     node that keeps a large writeable NumPy array of the caller's as a constant argument: then it holds a
@@ -169,7 +211,7 @@ class Tracked:
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
-    __slots__ = ("__weakref__", "args", "back", "data", "epoch", "func", "grad", "guard", "isleaf", "kwargs", "ref")
+    __slots__ = ("__weakref__", "_grad", "args", "back", "data", "epoch", "func", "guard", "isleaf", "kwargs", "ref")
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
         for arg in f.args:  # a node built by hand is a recorded call too
@@ -180,12 +222,25 @@ class Tracked:
         self.back = f.back
         self.epoch = _EPOCH if f is _LEAF else f.epoch
         self.isleaf = isleaf
-        self.grad = grad
+        self._grad = grad
         _grad_given(grad)
         self.ref = 0
         self.data = data
         if ANOMALY.active and f.func is not None:
             ANOMALY.record(self)
+
+    @property
+    def grad(self):
+        """The gradient accumulated by ``back_`` (zeros a reset left are made now, once)."""
+        grad = self._grad
+        if type(grad) is _Zeros:
+            with GRADS_LOCK:
+                return _made(self)
+        return grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        self._grad = value
 
     @property
     def f(self) -> Call:
@@ -258,7 +313,7 @@ def _new(op, args: tuple, kwargs, out, back=None):
     node.back = back
     node.epoch = _EPOCH
     node.isleaf = False
-    node.grad = None
+    node._grad = None
     node.ref = 0
     node.data = out
     if ANOMALY.active:
@@ -297,9 +352,11 @@ class _TrackedValue:
                 f"x.data = ...: x is the result of {node.f.name}, not a parameter; its value is what the "
                 "tape computed. Make a new parameter with tl.param(value) instead"
             )
-        node.data = new = _leaf_value(data(value), "x.data = ...")
-        if _shape(node.grad) != _shape(new):
-            node.grad = _zeros_like(new)
+        new = _leaf_value(data(value), "x.data = ...")
+        grad = node.grad  # zeros a reset left are made for the value they were reset for
+        node.data = new
+        if _shape(grad) != _shape(new):
+            node._grad = _ZEROS
         _changed(node)
 
     @property
@@ -541,4 +598,4 @@ def param(x):
     dtype('float64')
     """
     value = _leaf_value(data(x), "param")
-    return _wrap(_leaf(value, _zeros_like(value)))
+    return _wrap(_leaf(value, _ZEROS))
