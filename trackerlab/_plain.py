@@ -195,12 +195,29 @@ def _fingerprint(value):
 
 
 def _weighted(flat):
-    """The dot product of the one-dimensional ``flat`` with weights drawn once for its size and dtype (floats
+    """The weighted sum of the one-dimensional ``flat`` with weights drawn once for its size and dtype (floats
     in [1, 2), or odd integers), computed on its memory in order, so that computing it again on the same
-    unchanged memory gives the same bits. One pass at the speed of memory; a change in place moves it unless
-    the changes cancel in a sum with random weights, which no accidental change does (a swap of two values,
-    a sort, a single element, a new batch all move it)."""
-    return flat.dot(_weights(flat.size, flat.dtype))
+    unchanged memory gives the same bits. A change in place moves it unless the changes cancel in a sum with
+    random weights, which no accidental change does (a swap of two values, a sort, a shuffle of rows, a single
+    element, a new batch all move it).
+
+    One pass at the speed of memory, reading nothing else of its size: past ``_BLOCK`` numbers, the memory is
+    read as rows of ``_BLOCK`` and the weight of the number in row ``i`` and column ``j`` is ``u[i] w[j]`` (one
+    matrix-vector product, then a dot product), so that the weights read are two short vectors, not an array
+    as large as the constant (which halved what a fingerprint reads and kept the constant in the cache)."""
+    size = flat.size
+    if size <= _BLOCK:
+        return flat.dot(_weights(size, flat.dtype))
+    rows, tail = divmod(size, _BLOCK)
+    dtype = flat.dtype
+    body = flat[: rows * _BLOCK].reshape(rows, _BLOCK)
+    total = _weights(rows, dtype, 1).dot(body.dot(_weights(_BLOCK, dtype)))
+    if tail:
+        total = total + flat[rows * _BLOCK :].dot(_weights(tail, dtype, 2))
+    return total
+
+
+_BLOCK = 1024
 
 
 def _flat(value):
@@ -213,16 +230,16 @@ def _flat(value):
     return None
 
 
-def _weights(size: int, dtype):
+def _weights(size: int, dtype, draw: int = 0):
     """``size`` pseudo-random weights in ``dtype`` (read-only, kept for the next array of that size and dtype;
-    the same for every process, from a fixed seed)."""
-    key = (size, dtype)
+    the same for every process, from a fixed seed; ``draw`` picks one of several independent sets)."""
+    key = (size, dtype, draw)
     weights = _WEIGHTS.get(key)
     if weights is None:
-        if len(_WEIGHTS) >= 16:
+        if len(_WEIGHTS) >= 32:
             _WEIGHTS.clear()
         xp = namespace()
-        draws = xp.random.default_rng(0x7AC4).random(size)
+        draws = xp.random.default_rng((0x7AC4, draw)).random(size)
         if dtype.kind in "fc":
             weights = xp.asarray(1.0 + draws, dtype=dtype)
         else:  # odd integers: the products wrap around exactly, and no weight is a power of two's multiple
