@@ -41,7 +41,7 @@ from .complex import conj, imag, real
 from .indexing import getitem
 from .inverses import solve
 from .linalg import matmul
-from .matrices import tril, triu
+from .matrices import triangle_adjoint
 from .reductions import sum
 from .shape import expand_dims
 
@@ -289,19 +289,10 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     return out
 
 
-def _triangle_adjoint(s, UPLO):
-    """The gradient with respect to ``x`` of a function of the symmetric matrix built from one triangle
-    of ``x``, given ``s``, its gradient with respect to that symmetric matrix: the triangle of s + sᵀ,
-    the diagonal once."""
-    if UPLO == "L":
-        return tril(s) + tril(mT(s), -1)
-    return triu(s) + triu(mT(s), 1)
-
-
 def _eigvalsh_rule(g, ans, x, UPLO="L"):
     # dw_i = v_iᵀ dA v_i, so the symmetric gradient is V diag(w̄) Vᵀ
     v = _eigh_op(x, UPLO=UPLO)
-    return _triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), UPLO)
+    return triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), upper=UPLO == "U")
 
 
 def _eigh_rule(g, ans, x, UPLO="L"):
@@ -310,7 +301,7 @@ def _eigh_rule(g, ans, x, UPLO="L"):
     _require_distinct("eigh", w, "eigenvectors", sorted_=True)
     v = _eigh_op(x, UPLO=UPLO)
     inner = _gaps(w, data(ans).dtype) * matmul(mT(v), g)
-    return _triangle_adjoint(matmul(matmul(v, inner), mT(v)), UPLO)
+    return triangle_adjoint(matmul(matmul(v, inner), mT(v)), upper=UPLO == "U")
 
 
 def _eigvals_rule(g, ans, x):

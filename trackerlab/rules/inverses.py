@@ -13,7 +13,7 @@ from ..tracked import data, istracked
 from ._util import array, composite, div, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
 from .indexing import getitem
 from .linalg import matmul
-from .matrices import tril
+from .matrices import triangle_adjoint, tril
 from .shape import expand_dims, reshape
 
 
@@ -30,8 +30,13 @@ def _solve(a, b):
 
 
 def _cholesky(x, upper=False):
-    L = ns(x).linalg.cholesky(x)
-    return _mT_plain(L) if upper else L
+    # NumPy's cholesky reads the lower triangle of x; with upper=True (NumPy 2) it reads the upper one,
+    # whose factor U is the transpose of the lower factor of xᵀ. Every backend is asked for the lower
+    # factor only (array-api-compat's upper=True transposes the lower one: it reads the other triangle).
+    cholesky_ = ns(x).linalg.cholesky
+    if upper:
+        return _mT_plain(cholesky_(_mT_plain(x)))
+    return cholesky_(x)
 
 
 def _mT_plain(x):
@@ -168,7 +173,9 @@ def _solve_b(g, ans, a, b):
 
 
 def _cholesky_rule(g, ans, x, upper=False):
-    # Murray (2016): Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ taking the lower triangle with the diagonal halved
+    # Murray (2016): with L the lower factor of the symmetric matrix that the triangle read stands for, the
+    # gradient with respect to that symmetric matrix is S = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ taking the lower
+    # triangle with the diagonal halved; x's entries get it through the triangle that was read
     L, Lbar = (mT(ans), mT(g)) if upper else (ans, g)
     n = shape(x)[-1]
     xp = ns(ans)
@@ -177,7 +184,7 @@ def _cholesky_rule(g, ans, x, upper=False):
     phi = tril(matmul(mT(L), Lbar)) * half
     L_inv = inv(L)
     S = matmul(matmul(mT(L_inv), phi), L_inv)
-    return 0.5 * (S + mT(S))
+    return triangle_adjoint(0.5 * (S + mT(S)), upper)
 
 
 RULES = {
