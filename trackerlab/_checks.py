@@ -131,6 +131,34 @@ def in_argument_dtype(s, value):
     return namespace(s).astype(s, want)
 
 
+def in_leaf_dtype(g, value):
+    """The sensitivity ``g`` that the walk hands to a leaf (or a stop node) holding ``value``, in the leaf's
+    dtype: a parameter's gradient has the parameter's dtype, whatever the operands it met (float64 data
+    with a float32 parameter, integers, Python numbers, complex constants). The operations in between keep
+    the precision their forward computed in; only the total at the leaf is rounded. A tracked ``g`` (a
+    nested walk) is cast by the recorded ``astype``, so that it can be differentiated again. Anything
+    else (complex for a real leaf: a rule's mistake) is left as it is, for the checks to judge."""
+    plain = data(g)
+    have = getattr(plain, "dtype", None)
+    if have is None:
+        return g
+    want = getattr(value, "dtype", None)
+    if want is None:
+        if type(value) is not float:
+            return g
+        want = namespace(plain).float64
+    elif want == have:
+        return g
+    kind, target = dtype_kind(plain), dtype_kind(value) if hasattr(value, "dtype") else "f"
+    if kind not in "biufc" or target not in "fc" or (kind == "c" and target != "c"):
+        return g
+    if isinstance(g, _TrackedValue):
+        from .rules.elementwise import astype  # the rules import this module
+
+        return astype(g, want)
+    return namespace(plain).astype(plain, want)
+
+
 def check_separate_grads(nodes) -> None:
     """Raise if the ``.grad`` arrays of two of the parameters ``nodes`` share memory (set by hand to one array,
     or to views of one): ``back_`` accumulates in place, so adding one parameter's gradient would change the

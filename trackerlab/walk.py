@@ -14,7 +14,7 @@ from collections import deque
 from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
-from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, reworded, seed
+from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, in_leaf_dtype, reworded, seed
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
@@ -98,6 +98,11 @@ def _walk(
             _release(node, stop, uses, ready)
             continue
         if node.isleaf or (stop and node in stop):
+            kind = type(g)  # handed out in the leaf's own dtype (a fast test first: the common case matches)
+            if (kind is NDARRAY and g.dtype is not getattr(node.data, "dtype", None)) or (
+                kind is not NDARRAY and kind is not float
+            ):
+                g = in_leaf_dtype(g, node.data)
             if check is not None:
                 check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
