@@ -159,6 +159,42 @@ def in_leaf_dtype(g, value):
     return namespace(plain).astype(plain, want)
 
 
+def in_result_precision(xs, ans):
+    """The operands ``xs`` of a call, each of a lower floating precision than its result ``ans`` promoted to
+    that precision, as NumPy promoted it in the forward: a rule then computes in the forward's precision
+    (arctan2's x² + y² of a float32 y beside a float64 x is float64, as arctan2 was). ``xs`` itself where
+    nothing needs promoting (the common case: a look at each dtype). Tracked operands (a nested walk) are
+    promoted by the recorded ``astype``, so that they can be differentiated again."""
+    value = data(ans)
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or isinstance(value, type):
+        return xs
+    out = None
+    for i, x in enumerate(xs):
+        plain = data(x)
+        have = getattr(plain, "dtype", None)
+        if have is None or have == dtype or isinstance(plain, type):  # (a dtype given as a setting: np.float32)
+            continue
+        if dtype_kind(plain) not in "fc":  # integer labels or indices, masks
+            continue
+        if out is None:  # the result's precision, once: only calls that mix floating dtypes get here
+            if dtype_kind(value) not in "fc":
+                return xs
+            xp = namespace(value)
+            target = xp.finfo(dtype)
+            out = list(xs)
+        if xp.finfo(have).bits >= target.bits:
+            continue
+        want = xp.result_type(have, target.dtype)
+        if isinstance(x, _TrackedValue):
+            from .rules.elementwise import astype  # the rules import this module
+
+            out[i] = astype(x, want)
+        else:
+            out[i] = namespace(plain).astype(plain if hasattr(plain, "shape") else xp.asarray(plain), want)
+    return xs if out is None else out
+
+
 def check_separate_grads(nodes) -> None:
     """Raise if the ``.grad`` arrays of two of the parameters ``nodes`` share memory (set by hand to one array,
     or to views of one): ``back_`` accumulates in place, so adding one parameter's gradient would change the
