@@ -51,7 +51,7 @@ def cases(family: str) -> list:
     for name, (domains, make) in sorted(getattr(module, "OTHER", {}).items()):
         args = [_domain_values(d, (2, 3), k) for k, d in enumerate(domains)]
         out.append((name, make("numpy"), args))
-    for name, spec in sorted(getattr(module, "SPECS", {}).items()):
+    for name in sorted(getattr(module, "SPECS", {})):
         op = getattr(tl, name)
         out.append((name, lambda x, op=op: op(x, axis=0), [fixed((3, 4), (0.3, 2.0, ()), 0)]))
     for k, (f, *shapes) in enumerate(getattr(module, "COMPOSITES", [])):

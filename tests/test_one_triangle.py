@@ -199,3 +199,35 @@ def test_check_tape_calls_a_rule_that_sends_the_symmetric_gradient_wrong_and_say
     (entry,) = [e for e in report.entries if e.node is y.tracker]
     assert "agrees along symmetric directions only" in entry.note
     assert "0 on the other triangle" in entry.note
+
+
+# ---------------------------------------------------------------- other backends read NumPy's triangle too
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_on_dask_reads_numpys_triangle(upper):
+    """dask's cholesky reads the other triangle and returns the upper factor unless told otherwise."""
+    da = pytest.importorskip("dask.array")
+    a = NONSYM[0]
+    weights = W33 if not upper else W33.T
+    value = tl.data(tl.cholesky(tl.param(da.from_array(a, chunks=3)), upper=upper))
+    np.testing.assert_allclose(np.asarray(value.compute()), np.linalg.cholesky(a, upper=upper), rtol=1e-13, atol=1e-14)
+    (lazy,) = tl.gradient(lambda a: tl.sum(tl.cholesky(a, upper=upper) * weights), da.from_array(a, chunks=3))
+    lazy = tl.data(lazy)
+    (eager,) = tl.gradient(lambda a: tl.sum(tl.cholesky(a, upper=upper) * weights), a)
+    np.testing.assert_allclose(np.asarray(getattr(lazy, "compute", lambda: lazy)()), tl.data(eager), rtol=1e-12)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_of_an_array_api_library_reads_numpys_triangle(uplo):
+    """The array API's eigh takes no UPLO and does not say which triangle it reads."""
+    xp = pytest.importorskip("array_api_strict")
+    a = NONSYM[0]
+    for upper in (False, True):
+        np.testing.assert_allclose(
+            np.asarray(tl.cholesky(xp.asarray(a), upper=upper)), np.linalg.cholesky(a, upper=upper), rtol=1e-13
+        )
+    np.testing.assert_allclose(np.asarray(tl.eigvalsh(xp.asarray(a), UPLO=uplo)), np.linalg.eigvalsh(a, UPLO=uplo))
+    (grad,) = tl.gradient(lambda a: tl.sum(tl.eigvalsh(a, UPLO=uplo) * xp.asarray(W3)), xp.asarray(a))
+    expected = central_differences(lambda a: np.sum(np.linalg.eigvalsh(a, UPLO=uplo) * W3), a)
+    np.testing.assert_allclose(np.asarray(tl.data(grad)), expected, rtol=1e-6, atol=1e-7)

@@ -14,7 +14,16 @@ from collections import deque
 from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
-from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, in_leaf_dtype, in_result_precision, reworded, seed
+from ._checks import (
+    check_constants,
+    check_fresh,
+    check_sent,
+    in_argument_dtype,
+    in_leaf_dtype,
+    in_result_precision,
+    reworded,
+    seed,
+)
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 

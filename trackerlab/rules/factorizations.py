@@ -41,7 +41,7 @@ from .complex import conj, imag, real
 from .indexing import getitem
 from .inverses import solve
 from .linalg import matmul
-from .matrices import triangle_adjoint
+from .matrices import symmetric_from, triangle_adjoint
 from .reductions import sum
 from .shape import expand_dims
 
@@ -77,8 +77,8 @@ def _eigh_call(x, UPLO: str):
     eigh_ = _linalg(x, "eigh")
     try:
         return eigh_(x, UPLO=UPLO)
-    except TypeError:  # the array API's eigh reads the lower triangle: the upper one is the transpose's
-        return eigh_(x if UPLO == "L" else ns(x).matrix_transpose(x))
+    except TypeError:  # the array API's eigh has no UPLO and says nothing of the triangle it reads
+        return eigh_(symmetric_from(x, UPLO == "U"))
 
 
 def _eigvalsh(x, UPLO="L"):

@@ -8,12 +8,13 @@ gradient of ``det`` and ``slogdet`` at a singular matrix comes from its cofactor
 
 from __future__ import annotations
 
+from .._backend import is_lazy
 from ..ops import defop, register_rules
 from ..tracked import data, istracked
 from ._util import array, composite, div, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
 from .indexing import getitem
 from .linalg import matmul
-from .matrices import triangle_adjoint, tril
+from .matrices import symmetric_from, triangle_adjoint, tril
 from .shape import expand_dims, reshape
 
 
@@ -30,13 +31,15 @@ def _solve(a, b):
 
 
 def _cholesky(x, upper=False):
-    # NumPy's cholesky reads the lower triangle of x; with upper=True (NumPy 2) it reads the upper one,
-    # whose factor U is the transpose of the lower factor of xᵀ. Every backend is asked for the lower
-    # factor only (array-api-compat's upper=True transposes the lower one: it reads the other triangle).
+    # NumPy's cholesky reads the lower triangle of x; with upper=True (NumPy 2) it reads the upper one, and
+    # U is the transpose of the lower factor. Backends differ in the triangle they read (dask's reads the
+    # upper one; array-api-compat's upper=True transposes the lower factor), so each is given the symmetric
+    # matrix that NumPy's triangle stands for, and asked for its lower factor (dask's gives the upper one
+    # unless told otherwise).
+    symmetric = symmetric_from(x, upper)
     cholesky_ = ns(x).linalg.cholesky
-    if upper:
-        return _mT_plain(cholesky_(_mT_plain(x)))
-    return cholesky_(x)
+    factor = cholesky_(symmetric, lower=True) if is_lazy(symmetric) else cholesky_(symmetric)
+    return _mT_plain(factor) if upper else factor
 
 
 def _mT_plain(x):

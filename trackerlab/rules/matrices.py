@@ -144,6 +144,15 @@ tril = defop("tril", _triangle(False), arity=1, family="matrices")
 _norm_op = defop("norm", _norm, arity=1, family="matrices", doc="Vector and matrix norms, as numpy.linalg.norm.")
 
 
+def symmetric_from(x, upper: bool):
+    """The plain symmetric matrices that one triangle of the plain ``x`` stands for (the lower one, or the
+    upper one with ``upper``): what NumPy's ``cholesky`` and ``eigh`` read, given to a backend that may read
+    the other triangle."""
+    xp = ns(x)
+    n = x.shape[-1]
+    return xp.where(_triangle_mask(xp, n, n, 0, upper), x, xp.matrix_transpose(x))
+
+
 def triangle_adjoint(s, upper: bool):
     """The gradient with respect to every entry of ``x`` of a function that reads one triangle of ``x`` (the
     lower one, or the upper one with ``upper``) as the symmetric matrix it stands for, given ``s``, the
