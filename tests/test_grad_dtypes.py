@@ -274,3 +274,18 @@ def test_the_walks_steps_show_the_leaf_its_own_dtype():
     steps = list(tl.backprop_steps(tl.sum(x * np.array([1.0, 2.0]))))
     assert steps[-1].node is x.tracker and steps[-1].delta.dtype == np.float32
     assert steps[-2].delta.dtype == np.float64  # between operations, the forward's own precision
+
+
+def test_params_forward_jacobian_and_hessian_give_the_parameters_dtype():
+    W = tl.param(np.ones((2, 3), np.float32))
+    b = tl.param(np.zeros(2, np.float32))
+    X = np.random.default_rng(0).normal(size=(3, 4))  # float64 data
+    grads = tl.gradient(lambda: tl.sum(tl.tanh(W @ X + b[:, None])), tl.Params([W, b]))
+    assert tl.data(grads[W]).dtype == np.float32 and tl.data(grads[b]).dtype == np.float32
+    _, back = tl.forward(lambda w: tl.tanh(w @ X), W)
+    assert tl.data(back(np.ones((2, 4)))[0]).dtype == np.float32
+    x = np.float32([0.5, 1.0, 1.5])
+    assert tl.jacobian(lambda x: x * np.arange(3.0), x).dtype == np.float32
+    hessian = tl.hessian(lambda x: tl.sum(x**3 * np.arange(3.0)), x)
+    assert hessian.dtype == np.float32
+    np.testing.assert_allclose(hessian, np.diag(6 * x * np.arange(3.0)), rtol=1e-6)
