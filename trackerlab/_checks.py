@@ -12,6 +12,7 @@ import math
 from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
 from ._plain import _copy_plain, changed_constant
 from .lazy import involved, refusal
+from .ops import operations
 from .tracked import Tracked, _TrackedValue, data
 
 # ----------------------------------------------------------------------------------------------------
@@ -153,9 +154,7 @@ def in_leaf_dtype(g, value):
     if kind not in "biufc" or target not in "fc" or (kind == "c" and target != "c"):
         return g
     if isinstance(g, _TrackedValue):
-        from .rules.elementwise import astype  # the rules import this module
-
-        return astype(g, want)
+        return operations()["astype"](g, want)
     return namespace(plain).astype(plain, want)
 
 
@@ -187,9 +186,7 @@ def in_result_precision(xs, ans):
             continue
         want = xp.result_type(have, target.dtype)
         if isinstance(x, _TrackedValue):
-            from .rules.elementwise import astype  # the rules import this module
-
-            out[i] = astype(x, want)
+            out[i] = operations()["astype"](x, want)
         else:
             out[i] = namespace(plain).astype(plain if hasattr(plain, "shape") else xp.asarray(plain), want)
     return xs if out is None else out
