@@ -148,7 +148,7 @@ def in_leaf_dtype(g, value):
         if type(value) is not float:
             return g
         want = namespace(plain).float64
-    elif want == have:
+    if have == want:
         return g
     kind, target = dtype_kind(plain), dtype_kind(value) if hasattr(value, "dtype") else "f"
     if kind not in "biufc" or target not in "fc" or (kind == "c" and target != "c"):
