@@ -231,3 +231,19 @@ def test_eigh_of_an_array_api_library_reads_numpys_triangle(uplo):
     (grad,) = tl.gradient(lambda a: tl.sum(tl.eigvalsh(a, UPLO=uplo) * xp.asarray(W3)), xp.asarray(a))
     expected = central_differences(lambda a: np.sum(np.linalg.eigvalsh(a, UPLO=uplo) * W3), a)
     np.testing.assert_allclose(np.asarray(tl.data(grad)), expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("uplo", ["l", "u"])
+def test_eigh_takes_the_triangle_in_lower_case_as_numpy_does(uplo):
+    a = NONSYM[0]
+    np.testing.assert_allclose(tl.data(tl.eigvalsh(tl.param(a), UPLO=uplo)), np.linalg.eigvalsh(a, UPLO=uplo))
+    for f, numpy_f in [
+        (lambda a: tl.sum(tl.eigvalsh(a, UPLO=uplo) * W3), lambda a: np.sum(np.linalg.eigvalsh(a, UPLO=uplo) * W3)),
+        (
+            lambda a: tl.sum(_projector(np.linalg.eigh(a, UPLO=uplo)[1], W3) * W33),
+            lambda a: np.sum(_projector(np.linalg.eigh(a, UPLO=uplo)[1], W3) * W33),
+        ),
+    ]:
+        (grad,) = tl.gradient(f, a)
+        np.testing.assert_allclose(tl.data(grad), central_differences(numpy_f, a), rtol=1e-6, atol=1e-7)
+        tl.check_grads(f, a, order=2)

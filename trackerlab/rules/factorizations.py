@@ -71,8 +71,9 @@ def _svdvals(x):
 
 def _eigh_call(x, UPLO: str):
     """The backend's ``eigh``, reading the lower triangle (``UPLO='L'``) or the upper one."""
-    if UPLO not in ("L", "U"):
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U"):  # NumPy takes 'l' and 'u' too
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', not {UPLO!r}")
+    UPLO = UPLO.upper()
     x = array(x)
     eigh_ = _linalg(x, "eigh")
     try:
@@ -289,10 +290,14 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     return out
 
 
+def _reads_upper(UPLO) -> bool:
+    return UPLO.upper() == "U"  # (the forward has refused anything but 'L', 'U', 'l' and 'u')
+
+
 def _eigvalsh_rule(g, ans, x, UPLO="L"):
     # dw_i = v_iᵀ dA v_i, so the symmetric gradient is V diag(w̄) Vᵀ
     v = _eigh_op(x, UPLO=UPLO)
-    return triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), upper=UPLO == "U")
+    return triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), _reads_upper(UPLO))
 
 
 def _eigh_rule(g, ans, x, UPLO="L"):
@@ -301,7 +306,7 @@ def _eigh_rule(g, ans, x, UPLO="L"):
     _require_distinct("eigh", w, "eigenvectors", sorted_=True)
     v = _eigh_op(x, UPLO=UPLO)
     inner = _gaps(w, data(ans).dtype) * matmul(mT(v), g)
-    return triangle_adjoint(matmul(matmul(v, inner), mT(v)), upper=UPLO == "U")
+    return triangle_adjoint(matmul(matmul(v, inner), mT(v)), _reads_upper(UPLO))
 
 
 def _eigvals_rule(g, ans, x):
