@@ -89,6 +89,20 @@ class Op:
                     return self.impl(x, y)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
+        elif n == 2 and kwargs and (self.arity is None or self.arity == 2):  # two operands, settings by keyword
+            x, y = args  # (the fused pullbacks' exponent=): recorded without the general path's lists
+            if (
+                (EVERY_THREAD.recording or RECORDING.on)
+                and self.rule is not None
+                and (isinstance(x, _TrackedValue) or isinstance(y, _TrackedValue))
+                and not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES))
+            ):
+                return _record2_set(
+                    self,
+                    x.tracker if isinstance(x, _TrackedValue) else x,
+                    y.tracker if isinstance(y, _TrackedValue) else y,
+                    kwargs,
+                )
         arity = self.arity
         for a in args if arity is None else args[:arity]:
             if isinstance(a, _ARGUMENT_KINDS):
@@ -242,6 +256,17 @@ def _record2(op: Op, x, y):
     except _FAILURES as error:
         raise _explain(op, (a, b), error) from None
     return _new(op, (x, y), _NO_KWARGS, out)
+
+
+def _record2_set(op: Op, x, y, kwargs):
+    """``_record2`` with settings by keyword (``exponent=`` of a fused pullback)."""
+    a = x.data if type(x) is Tracked else x
+    b = y.data if type(y) is Tracked else y
+    try:
+        out = op.impl(a, b, **kwargs)
+    except _FAILURES as error:
+        raise _explain(op, (a, b), error) from None
+    return _new(op, (x, y), kwargs, out)
 
 
 def _record(op: Op, args, kwargs):
