@@ -20,7 +20,13 @@ CASES = {
     "det": [(tl.det, SQ), (tl.det, BSQ)],
     "slogdet": [(lambda x: tl.slogdet(x)[1], SQ), (lambda x: tl.slogdet(x)[1], -BSQ)],
     "solve": [(tl.solve, SQ, v3), (tl.solve, SQ, M34), (tl.solve, BSQ, v3), (tl.solve, BSQ, rand(3, 2))],
-    "cholesky": [(lambda a: tl.cholesky(spd(a)), rand(3, 3)), (lambda a: tl.cholesky(spd(a), upper=True), BSQ)],
+    "cholesky": [
+        (lambda a: tl.cholesky(spd(a)), rand(3, 3)),
+        (lambda a: tl.cholesky(spd(a), upper=True), BSQ),
+        # not symmetric: NumPy reads one triangle (diagonally dominant, so it stands for a positive-definite matrix)
+        (tl.cholesky, SQ),
+        (lambda a: tl.cholesky(a, upper=True), BSQ),
+    ],
 }
 
 

@@ -12,6 +12,7 @@ import math
 from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
 from ._plain import Verified, _copy_plain, changed_constant
 from .lazy import involved, refusal
+from .ops import operations
 from .tracked import Tracked, _TrackedValue, data
 
 # ----------------------------------------------------------------------------------------------------
@@ -129,6 +130,66 @@ def in_argument_dtype(s, value):
     elif getattr(want, "kind", "f") not in "fc" or s.dtype == want:
         return s
     return namespace(s).astype(s, want)
+
+
+def in_leaf_dtype(g, value):
+    """The sensitivity ``g`` that the walk hands to a leaf (or a stop node) holding ``value``, in the leaf's
+    dtype: a parameter's gradient has the parameter's dtype, whatever the operands it met (float64 data
+    with a float32 parameter, integers, Python numbers, complex constants). The operations in between keep
+    the precision their forward computed in; only the total at the leaf is rounded. A tracked ``g`` (a
+    nested walk) is cast by the recorded ``astype``, so that it can be differentiated again. Anything
+    else (complex for a real leaf: a rule's mistake) is left as it is, for the checks to judge."""
+    plain = data(g)
+    have = getattr(plain, "dtype", None)
+    if have is None:
+        return g
+    want = getattr(value, "dtype", None)
+    if want is None:
+        if type(value) is not float:
+            return g
+        want = namespace(plain).float64
+    if have == want:
+        return g
+    kind, target = dtype_kind(plain), dtype_kind(value) if hasattr(value, "dtype") else "f"
+    if kind not in "biufc" or target not in "fc" or (kind == "c" and target != "c"):
+        return g
+    if isinstance(g, _TrackedValue):
+        return operations()["astype"](g, want)
+    return namespace(plain).astype(plain, want)
+
+
+def in_result_precision(xs, ans):
+    """The operands ``xs`` of a call, each of a lower floating precision than its result ``ans`` promoted to
+    that precision, as NumPy promoted it in the forward: a rule then computes in the forward's precision
+    (arctan2's x² + y² of a float32 y beside a float64 x is float64, as arctan2 was). ``xs`` itself where
+    nothing needs promoting (the common case: a look at each dtype). Tracked operands (a nested walk) are
+    promoted by the recorded ``astype``, so that they can be differentiated again."""
+    value = data(ans)
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or isinstance(value, type):
+        return xs
+    out = None
+    for i, x in enumerate(xs):
+        plain = data(x)
+        have = getattr(plain, "dtype", None)
+        if have is None or have == dtype or isinstance(plain, type):  # (a dtype given as a setting: np.float32)
+            continue
+        if dtype_kind(plain) not in "fc":  # integer labels or indices, masks
+            continue
+        if out is None:  # the result's precision, once: only calls that mix floating dtypes get here
+            if dtype_kind(value) not in "fc":
+                return xs
+            xp = namespace(value)
+            target = xp.finfo(dtype)
+            out = list(xs)
+        if xp.finfo(have).bits >= target.bits:
+            continue
+        want = xp.result_type(have, target.dtype)
+        if isinstance(x, _TrackedValue):
+            out[i] = operations()["astype"](x, want)
+        else:
+            out[i] = namespace(plain).astype(plain if hasattr(plain, "shape") else xp.asarray(plain), want)
+    return xs if out is None else out
 
 
 def check_separate_grads(nodes) -> None:

@@ -14,7 +14,16 @@ from collections import deque
 from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
-from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, reworded, seed
+from ._checks import (
+    check_constants,
+    check_fresh,
+    check_sent,
+    in_argument_dtype,
+    in_leaf_dtype,
+    in_result_precision,
+    reworded,
+    seed,
+)
 from ._plain import VERIFIED, Verified, _setflags
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
@@ -114,6 +123,11 @@ def _walk(
             _release(node, stop, uses, ready)
             continue
         if node.isleaf or (stop and node in stop):
+            kind = type(g)  # handed out in the leaf's own dtype (a fast test first: the common case matches)
+            if (kind is NDARRAY and g.dtype is not getattr(node.data, "dtype", None)) or (
+                kind is not NDARRAY and kind is not float
+            ):
+                g = in_leaf_dtype(g, node.data)
             if check is not None:
                 check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
@@ -320,20 +334,30 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
             x, y = args
             first, second = rules
             ans = node.data
+            # operands of two dtypes: the lower precision promoted to the result's, as in the forward
             if type(x) is Tracked:
                 a = x.data
                 if type(y) is Tracked:
                     b = y.data
+                    if type(a) is NDARRAY and type(b) is NDARRAY and a.dtype is not b.dtype:
+                        a, b = in_result_precision((a, b), ans)
                     return [
                         None if first is None else first(g, ans, a, b),
                         None if second is None else second(g, ans, a, b),
                     ]
+                if type(a) is NDARRAY and type(y) is NDARRAY and a.dtype is not y.dtype:
+                    a, y = in_result_precision((a, y), ans)
                 return [None if first is None else first(g, ans, a, y), None]
             if type(y) is Tracked:
-                return [None, None if second is None else second(g, ans, x, y.data)]
+                b = y.data
+                if type(x) is NDARRAY and type(b) is NDARRAY and x.dtype is not b.dtype:
+                    x, b = in_result_precision((x, b), ans)
+                return [None, None if second is None else second(g, ans, x, b)]
             return [None, None]
         ans = node.data
         xs = [a.data if type(a) is Tracked else a for a in args]
+    if len(xs) > 1:
+        xs = in_result_precision(xs, ans)
     pullbacks = getattr(rules, "pullbacks", None) if type(rules) is not tuple else None
     if pullbacks is not None:  # an ``Each`` rule (a join of any number of arrays): every operand in one call
         wanted = [type(a) is Tracked for a in args]

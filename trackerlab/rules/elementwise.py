@@ -85,6 +85,16 @@ def _numpy_scalar(name: str, x, y):
     return complex(out) if type(x) is complex or type(y) is complex else float(out)
 
 
+def _logaddexp2(x, y):
+    # scaled by ln 2 after the two are promoted to one dtype, as NumPy's logaddexp2 computes (a float32 y
+    # beside a float64 x in float64, not scaled in float32 first)
+    if hasattr(x, "dtype") and hasattr(y, "dtype") and x.dtype != y.dtype:
+        xp = namespace(x, y)
+        common = xp.result_type(x, y)
+        x, y = xp.asarray(x, dtype=common), xp.asarray(y, dtype=common)
+    return logaddexp.impl(x * _LN2, y * _LN2) / _LN2
+
+
 def _divide(x, y):
     try:
         return x / y
@@ -133,9 +143,7 @@ float_power = defop("float_power", _binary("float_power", None, "pow"), family="
 hypot = defop("hypot", _binary("hypot"), family="elementwise")
 arctan2 = defop("arctan2", _binary("arctan2", None, "atan2"), family="elementwise")
 logaddexp = defop("logaddexp", _binary("logaddexp"), family="elementwise")
-logaddexp2 = defop(
-    "logaddexp2", lambda x, y: logaddexp.impl(x * _LN2, y * _LN2) / _LN2, family="elementwise", doc="log2(2**x + 2**y)"
-)
+logaddexp2 = defop("logaddexp2", lambda x, y: _logaddexp2(x, y), family="elementwise", doc="log2(2**x + 2**y)")
 _astype_op = defop("astype", _astype, arity=1, family="elementwise", doc="``x`` cast to a floating ``dtype``.")
 negative = defop("negative", operator.neg, family="elementwise")
 positive = defop("positive", operator.pos, family="elementwise")

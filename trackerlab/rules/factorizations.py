@@ -41,7 +41,7 @@ from .complex import conj, imag, real
 from .indexing import getitem
 from .inverses import solve
 from .linalg import matmul
-from .matrices import tril, triu
+from .matrices import symmetric_from, triangle_adjoint
 from .reductions import sum
 from .shape import expand_dims
 
@@ -71,14 +71,15 @@ def _svdvals(x):
 
 def _eigh_call(x, UPLO: str):
     """The backend's ``eigh``, reading the lower triangle (``UPLO='L'``) or the upper one."""
-    if UPLO not in ("L", "U"):
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U"):  # NumPy takes 'l' and 'u' too
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', not {UPLO!r}")
+    UPLO = UPLO.upper()
     x = array(x)
     eigh_ = _linalg(x, "eigh")
     try:
         return eigh_(x, UPLO=UPLO)
-    except TypeError:  # the array API's eigh reads the lower triangle: the upper one is the transpose's
-        return eigh_(x if UPLO == "L" else ns(x).matrix_transpose(x))
+    except TypeError:  # the array API's eigh has no UPLO and says nothing of the triangle it reads
+        return eigh_(symmetric_from(x, UPLO == "U"))
 
 
 def _eigvalsh(x, UPLO="L"):
@@ -289,19 +290,14 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     return out
 
 
-def _triangle_adjoint(s, UPLO):
-    """The gradient with respect to ``x`` of a function of the symmetric matrix built from one triangle
-    of ``x``, given ``s``, its gradient with respect to that symmetric matrix: the triangle of s + sᵀ,
-    the diagonal once."""
-    if UPLO == "L":
-        return tril(s) + tril(mT(s), -1)
-    return triu(s) + triu(mT(s), 1)
+def _reads_upper(UPLO) -> bool:
+    return UPLO.upper() == "U"  # (the forward has refused anything but 'L', 'U', 'l' and 'u')
 
 
 def _eigvalsh_rule(g, ans, x, UPLO="L"):
     # dw_i = v_iᵀ dA v_i, so the symmetric gradient is V diag(w̄) Vᵀ
     v = _eigh_op(x, UPLO=UPLO)
-    return _triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), UPLO)
+    return triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), _reads_upper(UPLO))
 
 
 def _eigh_rule(g, ans, x, UPLO="L"):
@@ -310,7 +306,7 @@ def _eigh_rule(g, ans, x, UPLO="L"):
     _require_distinct("eigh", w, "eigenvectors", sorted_=True)
     v = _eigh_op(x, UPLO=UPLO)
     inner = _gaps(w, data(ans).dtype) * matmul(mT(v), g)
-    return _triangle_adjoint(matmul(matmul(v, inner), mT(v)), UPLO)
+    return triangle_adjoint(matmul(matmul(v, inner), mT(v)), _reads_upper(UPLO))
 
 
 def _eigvals_rule(g, ans, x):

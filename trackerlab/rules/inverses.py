@@ -8,12 +8,13 @@ gradient of ``det`` and ``slogdet`` at a singular matrix comes from its cofactor
 
 from __future__ import annotations
 
+from .._backend import is_lazy
 from ..ops import defop, register_rules
 from ..tracked import data, istracked
 from ._util import array, composite, div, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
 from .indexing import getitem
 from .linalg import matmul
-from .matrices import tril
+from .matrices import symmetric_from, triangle_adjoint, tril
 from .shape import expand_dims, reshape
 
 
@@ -30,8 +31,15 @@ def _solve(a, b):
 
 
 def _cholesky(x, upper=False):
-    L = ns(x).linalg.cholesky(x)
-    return _mT_plain(L) if upper else L
+    # NumPy's cholesky reads the lower triangle of x; with upper=True (NumPy 2) it reads the upper one, and
+    # U is the transpose of the lower factor. Backends differ in the triangle they read (dask's reads the
+    # upper one; array-api-compat's upper=True transposes the lower factor), so each is given the symmetric
+    # matrix that NumPy's triangle stands for, and asked for its lower factor (dask's gives the upper one
+    # unless told otherwise).
+    symmetric = symmetric_from(x, upper)
+    cholesky_ = ns(x).linalg.cholesky
+    factor = cholesky_(symmetric, lower=True) if is_lazy(symmetric) else cholesky_(symmetric)
+    return _mT_plain(factor) if upper else factor
 
 
 def _mT_plain(x):
@@ -168,7 +176,9 @@ def _solve_b(g, ans, a, b):
 
 
 def _cholesky_rule(g, ans, x, upper=False):
-    # Murray (2016): Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ taking the lower triangle with the diagonal halved
+    # Murray (2016): with L the lower factor of the symmetric matrix that the triangle read stands for, the
+    # gradient with respect to that symmetric matrix is S = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ taking the lower
+    # triangle with the diagonal halved; x's entries get it through the triangle that was read
     L, Lbar = (mT(ans), mT(g)) if upper else (ans, g)
     n = shape(x)[-1]
     xp = ns(ans)
@@ -177,7 +187,7 @@ def _cholesky_rule(g, ans, x, upper=False):
     phi = tril(matmul(mT(L), Lbar)) * half
     L_inv = inv(L)
     S = matmul(matmul(mT(L_inv), phi), L_inv)
-    return 0.5 * (S + mT(S))
+    return triangle_adjoint(0.5 * (S + mT(S)), upper)
 
 
 RULES = {

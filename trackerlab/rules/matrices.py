@@ -21,6 +21,7 @@ from ._util import (
     is_complex,
     lift,
     mask,
+    mT,
     ns,
     real_part,
     shape,
@@ -141,6 +142,26 @@ diag = defop("diag", _diag, arity=1, family="matrices")
 triu = defop("triu", _triangle(True), arity=1, family="matrices")
 tril = defop("tril", _triangle(False), arity=1, family="matrices")
 _norm_op = defop("norm", _norm, arity=1, family="matrices", doc="Vector and matrix norms, as numpy.linalg.norm.")
+
+
+def symmetric_from(x, upper: bool):
+    """The plain symmetric matrices that one triangle of the plain ``x`` stands for (the lower one, or the
+    upper one with ``upper``): what NumPy's ``cholesky`` and ``eigh`` read, given to a backend that may read
+    the other triangle."""
+    xp = ns(x)
+    n = x.shape[-1]
+    return xp.where(_triangle_mask(xp, n, n, 0, upper), x, xp.matrix_transpose(x))
+
+
+def triangle_adjoint(s, upper: bool):
+    """The gradient with respect to every entry of ``x`` of a function that reads one triangle of ``x`` (the
+    lower one, or the upper one with ``upper``) as the symmetric matrix it stands for, given ``s``, the
+    gradient with respect to that symmetric matrix: an off-diagonal entry read stands for two entries of
+    it, so it gets s + sᵀ there; the diagonal gets s once, and the triangle not read 0 (as NumPy's
+    ``cholesky``, ``eigh`` and ``eigvalsh`` do, which never look at it)."""
+    if upper:
+        return triu(s) + triu(mT(s), 1)
+    return tril(s) + tril(mT(s), -1)
 
 
 @wrapper("norm")

@@ -65,9 +65,14 @@ Notes:
   back-propagation raises an error naming the operation: U and Vh at repeated singular values or at a
   zero singular value of a non-square matrix, or when the loss reaches the extra columns of
   `full_matrices=True`; eigenvectors at repeated eigenvalues; `pinv` at a rank-deficient matrix.
-  Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated. `eigh`
-  reads one triangle, as NumPy does, so its gradient lies in that triangle. `eig`'s eigenvectors are
-  differentiated with LAPACK's choice of phase (unit length, the largest component real).
+  Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated. `eig`'s
+  eigenvectors are differentiated with LAPACK's choice of phase (unit length, the largest component real).
+- `cholesky`, `eigh` and `eigvalsh` read one triangle of their input, as NumPy does: the lower one, or
+  the upper one with `cholesky(x, upper=True)` or `UPLO="U"`. Their gradients are those of what NumPy
+  computes, entry by entry, on any input, symmetric or not: 0 on the triangle never read; with S the
+  gradient with respect to the symmetric matrix that the triangle stands for, S on the diagonal and
+  S + Sᵀ on the entries read below (above) it. A symmetric use, `cholesky(B @ B.T)`, gets the same
+  gradient in B as the symmetric convention would give.
 - `remainder` (`%`, `np.mod`) and `fmod` have slope 1 in x and −floor(x / y) (−trunc(x / y)) in y,
   away from their jumps; `divmod` returns the quotient plain. `partition` sends each sensitivity back
   to the element it came from; `argpartition` is plain. `sinc`'s derivative at 0 is 0 (and its second
