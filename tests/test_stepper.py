@@ -544,11 +544,13 @@ def test_a_dropped_stepper_is_kept_by_the_widget_registry_until_closed():
 
 
 def test_ipython_shows_the_widget_then_its_html_copy():
-    from IPython.core.interactiveshell import InteractiveShell
     from IPython.display import display
+    from IPython.testing.globalipapp import start_ipython
     from IPython.utils.capture import capture_output
 
-    InteractiveShell.instance()  # display() publishes outputs only in a shell
+    # display() publishes outputs only in a shell: IPython's test shell, which the magics' tests use too (a
+    # plain InteractiveShell made here would stand in their way, with colours in its tracebacks)
+    start_ipython()
     y, labels = shared_use()
     stepper = tl.BackpropStepper(y, labels=labels)
     with capture_output() as captured:
