@@ -115,30 +115,15 @@ def check_constants(node: Tracked, verified: Verified | None = None) -> None:
             raise error
 
 
-def in_argument_dtype(s, value):
-    """A custom pullback's plain real sensitivity ``s`` in the dtype of its argument's ``value``: ``bool``
-    sensitivities would sum as ``True + True == True``, small integers overflow, and a float32 parameter's
-    gradient stays float32. Anything else is left for ``check_sent`` to judge."""
-    kind = getattr(getattr(s, "dtype", None), "kind", None)
-    if kind is None or kind not in "biuf":
-        return s
-    want = getattr(value, "dtype", None)
-    if want is None:
-        if type(value) is not float:
-            return s
-        want = namespace(s).float64
-    elif getattr(want, "kind", "f") not in "fc" or s.dtype == want:
-        return s
-    return namespace(s).astype(s, want)
-
-
-def in_leaf_dtype(g, value):
-    """The sensitivity ``g`` that the walk hands to a leaf (or a stop node) holding ``value``, in the leaf's
-    dtype: a parameter's gradient has the parameter's dtype, whatever the operands it met (float64 data
-    with a float32 parameter, integers, Python numbers, complex constants). The operations in between keep
-    the precision their forward computed in; only the total at the leaf is rounded. A tracked ``g`` (a
-    nested walk) is cast by the recorded ``astype``, so that it can be differentiated again. Anything
-    else (complex for a real leaf: a rule's mistake) is left as it is, for the checks to judge."""
+def in_dtype_of(g, value):
+    """The sensitivity ``g`` of a node holding ``value``, in that value's dtype: what the walk hands to a leaf
+    (or a stop node), and what a custom pullback sends its arguments. A parameter's gradient has the
+    parameter's dtype, whatever the operands it met (float64 data with a float32 parameter, integers, Python
+    numbers, complex constants); a custom pullback's ``bool`` sensitivities would sum as ``True + True ==
+    True``, and small integers overflow. The operations in between keep the precision their forward computed
+    in; only the total at the leaf is rounded. A tracked ``g`` (a nested walk) is cast by the recorded
+    ``astype``, so that it can be differentiated again. Anything else (complex for a real leaf: a rule's
+    mistake) is left as it is, for the checks to judge."""
     plain = data(g)
     have = getattr(plain, "dtype", None)
     if have is None:

@@ -18,8 +18,7 @@ from ._checks import (
     check_constants,
     check_fresh,
     check_sent,
-    in_argument_dtype,
-    in_leaf_dtype,
+    in_dtype_of,
     in_result_precision,
     reworded,
     seed,
@@ -127,7 +126,7 @@ def _walk(
             if (kind is NDARRAY and g.dtype is not getattr(node.data, "dtype", None)) or (
                 kind is not NDARRAY and kind is not float
             ):
-                g = in_leaf_dtype(g, node.data)
+                g = in_dtype_of(g, node.data)
             if check is not None:
                 check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
@@ -417,7 +416,7 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
     if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
         return [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
     return [
-        None if type(arg) is not Tracked or s is None else in_argument_dtype(data(s), arg.data)
+        None if type(arg) is not Tracked or s is None else in_dtype_of(data(s), arg.data)
         for arg, s in zip(call.args, sent)
     ]
 
@@ -430,7 +429,7 @@ def _nested_sent(arg, s):
         return None
     if isinstance(s, _TrackedValue):
         return s
-    s = in_argument_dtype(s, arg.data)
+    s = in_dtype_of(s, arg.data)
     if type(s) is NDARRAY and s.flags.writeable:
         return s.copy()
     return s
