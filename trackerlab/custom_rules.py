@@ -68,6 +68,12 @@ def track(f: Callable, *args, **kwargs):
                 f"track: argument {i + 1} of {name} is a {type(a).__name__} holding tracked values, which a "
                 f"gradient rule cannot send sensitivities to; pass tl.stack([...]) instead"
             )
+    for option, a in kwargs.items():
+        if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
+            raise TypeError(
+                f"track: the keyword argument {option}= of {name} is tracked, but a pullback returns sensitivities "
+                f"for the arguments given by position only, so its gradient would be lost; pass it by position"
+            )
     value, pullback = _checked_rule_result(name, rule(*args, **kwargs))
     if isinstance(value, _TrackedValue):
         raise TypeError(

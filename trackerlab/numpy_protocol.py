@@ -99,6 +99,14 @@ def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
     return _public("cumsum")(x, axis=axis, dtype=dtype, out=out)
 
 
+def _clip(x, a_min=None, a_max=None, out=None, **named):
+    """NumPy's ``clip(x, min=lo, max=hi)`` with the bounds by position, where ``tl.clip`` records its operands
+    (a tracked bound then receives its gradient)."""
+    low = a_min if a_min is not None else named.pop("min", None)
+    high = a_max if a_max is not None else named.pop("max", None)
+    return _public("clip")(x, low, high, **({} if out is None else {"out": out}), **named)
+
+
 FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {}
 FUNCTIONS.update({("numpy", numpy_name): name for numpy_name, name in _same(np, ufuncs=False).items()})
 FUNCTIONS.update({("numpy.linalg", numpy_name): name for numpy_name, name in _same(np.linalg, ufuncs=False).items()})
@@ -108,6 +116,7 @@ FUNCTIONS.update(
         ("numpy", "amax"): "max",
         ("numpy", "amin"): "min",
         ("numpy", "cumulative_sum"): ("cumsum", _cumulative_sum),
+        ("numpy", "clip"): ("clip", _clip),
         ("numpy.linalg", "trace"): ("trace", _linalg_trace),
         ("numpy.linalg", "diagonal"): ("diagonal", _linalg_diagonal),
         ("numpy.linalg", "vector_norm"): ("norm", _vector_norm),
