@@ -54,8 +54,8 @@ UFUNC_METHODS: dict[tuple[str, str], str] = {
     ("multiply", "reduce"): "prod",
     ("maximum", "reduce"): "max",
     ("minimum", "reduce"): "min",
-    ("fmax", "reduce"): "max",
-    ("fmin", "reduce"): "min",
+    ("fmax", "reduce"): "nanmax",  # NaN is skipped, as by np.nanmax: see _nan_extremum
+    ("fmin", "reduce"): "nanmin",
     ("logaddexp", "reduce"): "logsumexp",
     ("add", "accumulate"): "cumsum",
 }
@@ -107,6 +107,32 @@ def _clip(x, a_min=None, a_max=None, out=None, **named):
     return _public("clip")(x, low, high, **({} if out is None else {"out": out}), **named)
 
 
+def _nan_extremum(x, axis, keepdims: bool, larger: bool):
+    """``np.nanmax`` (``larger``) or ``np.nanmin``, and ``np.fmax.reduce``/``np.fmin.reduce``: the extremum of the
+    numbers, NaN only where a slice holds nothing else. Recorded as ``max`` (or ``min``) of ``x`` with its NaNs
+    replaced by the extremum's identity (-inf for max), so a NaN receives exactly 0 (ties share as in ``max``)."""
+    tl = _public
+    nan = np.isnan(tl("real")(x).data if np.iscomplexobj(x.data) else x.data)
+    filled = tl("where")(nan, -np.inf if larger else np.inf, x) if nan.any() else x
+    out = tl("max" if larger else "min")(filled, axis=axis, keepdims=keepdims)
+    empty = np.all(nan, axis=axis, keepdims=keepdims)
+    return tl("where")(empty, np.nan, out) if np.any(empty) else out
+
+
+def _nanmax(x, axis=None, out=None, keepdims=False, **options):
+    if out is not None or any(v is not None for v in options.values()):
+        given = (["out"] if out is not None else []) + [k for k, v in options.items() if v is not None]
+        raise TypeError(f"numpy.nanmax: {'=, '.join(given)}= not supported on tracked values")
+    return _nan_extremum(x, axis, keepdims, larger=True)
+
+
+def _nanmin(x, axis=None, out=None, keepdims=False, **options):
+    if out is not None or any(v is not None for v in options.values()):
+        given = (["out"] if out is not None else []) + [k for k, v in options.items() if v is not None]
+        raise TypeError(f"numpy.nanmin: {'=, '.join(given)}= not supported on tracked values")
+    return _nan_extremum(x, axis, keepdims, larger=False)
+
+
 FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {}
 FUNCTIONS.update({("numpy", numpy_name): name for numpy_name, name in _same(np, ufuncs=False).items()})
 FUNCTIONS.update({("numpy.linalg", numpy_name): name for numpy_name, name in _same(np.linalg, ufuncs=False).items()})
@@ -117,6 +143,8 @@ FUNCTIONS.update(
         ("numpy", "amin"): "min",
         ("numpy", "cumulative_sum"): ("cumsum", _cumulative_sum),
         ("numpy", "clip"): ("clip", _clip),
+        ("numpy", "nanmax"): ("max", _nanmax),
+        ("numpy", "nanmin"): ("min", _nanmin),
         ("numpy.linalg", "trace"): ("trace", _linalg_trace),
         ("numpy.linalg", "diagonal"): ("diagonal", _linalg_diagonal),
         ("numpy.linalg", "vector_norm"): ("norm", _vector_norm),
@@ -134,7 +162,7 @@ NON_DIFFERENTIABLE_FUNCTIONS = frozenset(
 # ----------------------------------------------------------------------------------------------------
 # Dispatch
 
-_UNSUPPORTED_UFUNC_OPTIONS = ("where", "casting", "order", "subok", "signature", "dtype")
+_UNSUPPORTED_UFUNC_OPTIONS = ("where", "casting", "order", "subok", "signature", "dtype", "axes")
 
 
 def _public(name: str) -> Callable:
@@ -196,7 +224,10 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
 
 def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdims=False, **options):
     if dtype is not None or options:
-        raise TypeError(f"{spelling}: {', '.join(['dtype', *options])}= not supported on tracked values")
+        given = (["dtype"] if dtype is not None else []) + list(options)
+        raise TypeError(f"{spelling}: {'=, '.join(given)}= not supported on tracked values")
+    if target in ("nanmax", "nanmin"):
+        return _nan_extremum(x, axis, keepdims, larger=target == "nanmax")
     if target == "cumsum":
         return _public(target)(x, axis=axis)
     return _public(target)(x, axis=axis, keepdims=keepdims)
@@ -223,5 +254,6 @@ def numpy_spellings() -> dict[str, list[str]]:
         prefix = "np." + module[len("numpy.") :] + "." if module != "numpy" else "np."
         out.setdefault(name, []).append(prefix + function)
     for (ufunc, method), name in UFUNC_METHODS.items():
+        name = {"nanmax": "max", "nanmin": "min"}.get(name, name)
         out.setdefault(name, []).append(f"np.{ufunc}.{method}")
     return {name: sorted(set(spellings), key=lambda s: (s.count("."), s)) for name, spellings in out.items()}
