@@ -7,6 +7,7 @@ Methods that are not differentiable (``argmax``, ``round``, ``all``, …) give p
 
 from __future__ import annotations
 
+import math
 import operator
 
 from . import numpy_protocol
@@ -224,6 +225,11 @@ def bind() -> None:
     for name in _NOT_DIFFERENTIABLE:
         setattr(_TrackedValue, name, _plain(name))
     _TrackedValue.__setitem__ = _setitem
+    # rounding is piecewise constant (derivative 0, as int(x)): the plain result, as for a number or array
+    _TrackedValue.__round__ = lambda self, ndigits=None: round(data(self), ndigits)
+    _TrackedValue.__trunc__ = lambda self: math.trunc(data(self))
+    _TrackedValue.__floor__ = lambda self: math.floor(data(self))
+    _TrackedValue.__ceil__ = lambda self: math.ceil(data(self))
     _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
     _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
     _TrackedValue.__array_ufunc__ = numpy_protocol.dispatch_ufunc

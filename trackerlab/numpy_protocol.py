@@ -233,8 +233,29 @@ def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdim
     return _public(target)(x, axis=axis, keepdims=keepdims)
 
 
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **options):
+    """``np.full_like(a, v)`` with a tracked ``v``: ``v`` broadcast to the shape, recorded (a plain ``v``, or an
+    integer dtype, gives NumPy's plain array: ``a`` itself only lends its shape and dtype)."""
+    dtype = np.dtype(dtype if dtype is not None else getattr(a, "dtype", np.float64))
+    if isinstance(fill_value, list | tuple):
+        fill_value = _public("stack")(fill_value) if any(isinstance(v, _TrackedValue) for v in fill_value) else fill_value
+    if not isinstance(fill_value, _TrackedValue) or dtype.kind not in "fc":
+        return np.full_like(plain(a), plain(fill_value), dtype, order, subok, shape, **options)
+    target = np.shape(plain(a)) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    filled = _public("broadcast_to")(fill_value, target)
+    return _public("astype")(filled, dtype) if filled.dtype != dtype else _public("copy")(filled)
+
+
 def array_function(func, types, args, kwargs):
     module, name = func.__module__, func.__name__
+    if name == "full_like":  # the fill value may be tracked
+        return _full_like(*args, **kwargs)
+    if name == "copyto":  # NumPy's own writes into a plain array (np.full_like(plain, v) makes one)
+        raise TypeError(
+            "numpy.copyto: NumPy would write a tracked value into a plain array (np.copyto, or np.full_like of a "
+            "plain array with a tracked fill value): tracking would be lost. Build the array with tl functions, "
+            "e.g. tl.broadcast_to(v, shape) or v * np.ones(shape)"
+        )
     if name in NON_DIFFERENTIABLE_FUNCTIONS or (name == "where" and len(args) + len(kwargs) == 1):
         return func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
     target = FUNCTIONS.get((module, name))
