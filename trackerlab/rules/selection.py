@@ -101,35 +101,33 @@ def _where_y(g, ans, condition, x, y):
     return unbroadcast(y, keep(not c if isinstance(c, bool) else namespace(c).logical_not(c), g))
 
 
-def _outside(v, lo, hi):
-    """Where ``clip`` replaced ``v`` by a bound (a NaN passes through, as ``clip`` returns it)."""
+def _chosen(v, lo, hi):
+    """Which of ``x``, ``lo`` and ``hi`` gives each element of ``clip(x, lo, hi)``, as NumPy computes it:
+    ``minimum(maximum(x, lo), hi)``. ``hi`` where ``x > hi``, and everywhere ``lo > hi`` (then ``hi`` is the
+    result whatever ``x`` is); ``lo`` where ``x < lo ≤ hi``; ``x`` elsewhere, at a bound it touches and where it
+    is NaN (which passes through)."""
     xp = namespace(v, lo, hi)
     v = xp.asarray(v)
-    out = v < lo if lo is not None else xp.zeros(v.shape, dtype=xp.bool)
-    return xp.logical_or(out, v > hi) if hi is not None else out
+    never = xp.zeros(v.shape, dtype=xp.bool)
+    low = v < lo if lo is not None else never
+    high = v > hi if hi is not None else never
+    if lo is not None and hi is not None:
+        crossed = xp.logical_and(xp.asarray(lo) > xp.asarray(hi), xp.logical_not(xp.isnan(v)))
+        high, low = xp.logical_or(high, crossed), xp.logical_and(low, xp.logical_not(crossed))
+    return xp.logical_not(xp.logical_or(low, high)), low, high
 
 
 def _clip_x(g, ans, x, a_min=None, a_max=None, **named):
     lo, hi = _bounds(data(a_min), data(a_max), named)
-    inside = namespace(data(x)).logical_not(_outside(data(x), lo, hi))
-    return unbroadcast(x, keep(inside, g))
+    return unbroadcast(x, keep(_chosen(data(x), lo, hi)[0], g))
 
 
 def _clip_bound(low: bool):
     def pullback(g, ans, x, a_min=None, a_max=None, **named):
-        v, bound = data(x), data(a_min if low else a_max)
-        hit = xp_less(v, bound) if low else xp_less(bound, v)
+        hit = _chosen(data(x), *_bounds(data(a_min), data(a_max), named))[1 if low else 2]
         return unbroadcast(a_min if low else a_max, keep(hit, g))
 
     return pullback
-
-
-def xp_less(a, b):
-    """``a < b`` on plain values: a Python bool for two numbers, booleans of the backend otherwise."""
-    if not hasattr(a, "shape") and not hasattr(b, "shape"):
-        return bool(a < b)
-    xp = namespace(a, b)
-    return xp.asarray(a) < xp.asarray(b)
 
 
 def _nan_to_num_rule(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
