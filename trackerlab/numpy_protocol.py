@@ -237,8 +237,8 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **o
     """``np.full_like(a, v)`` with a tracked ``v``: ``v`` broadcast to the shape, recorded (a plain ``v``, or an
     integer dtype, gives NumPy's plain array: ``a`` itself only lends its shape and dtype)."""
     dtype = np.dtype(dtype if dtype is not None else getattr(a, "dtype", np.float64))
-    if isinstance(fill_value, list | tuple):
-        fill_value = _public("stack")(fill_value) if any(isinstance(v, _TrackedValue) for v in fill_value) else fill_value
+    if isinstance(fill_value, list | tuple) and any(isinstance(v, _TrackedValue) for v in fill_value):
+        fill_value = _public("stack")(fill_value)
     if not isinstance(fill_value, _TrackedValue) or dtype.kind not in "fc":
         return np.full_like(plain(a), plain(fill_value), dtype, order, subok, shape, **options)
     target = np.shape(plain(a)) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
