@@ -44,3 +44,10 @@ def test_clip_of_nan_with_crossed_bounds_passes_the_nan_through_x():
     np.testing.assert_array_equal(p.grad, [1.0, 0.0, 0.0, 0.0])
     np.testing.assert_array_equal(high.grad, [0.0, 10.0, 100.0, 1000.0])
     np.testing.assert_array_equal(low.grad, np.zeros(4))
+
+
+def test_matrix_norms_at_zero_take_the_documented_subgradients():
+    zero = np.zeros((2, 2))
+    for order, want in ((2, np.eye(2) / 2), (-2, np.eye(2) / 2), ("nuc", np.eye(2)), ("fro", zero), (1, zero)):
+        (g,) = tl.gradient(lambda x: tl.norm(x, ord=order), zero)
+        np.testing.assert_array_equal(tl.data(g), want, err_msg=f"ord={order}")
