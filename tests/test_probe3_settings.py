@@ -115,3 +115,27 @@ def test_checkpoint_takes_keyword_settings_and_refuses_tracked_ones():
     np.testing.assert_allclose(tl.data(g), 6.0 * X * W)
     with pytest.raises(TypeError, match="track: the keyword argument b= of checkpoint is tracked"):
         tl.gradient(lambda t: tl.sum(tl.checkpoint(lambda a, b: a * b, t, b=t[0])), X)
+
+
+def _sines(x):
+    return np.sin(tl.data(x))
+
+
+@tl.grad_rule(_sines)
+def _(x):
+    return list(np.sin(tl.data(x))), lambda g: (g * np.cos(tl.data(x)),)
+
+
+def test_a_custom_rule_whose_value_is_a_list_is_refused():
+    # the list became one tracked value of shape (), so multiply summed the sensitivities of its elements into
+    # one: the gradient was [10.9, 10.8] where cos(x) ∘ W is [0.995, 9.80], without a word
+    with pytest.raises(TypeError, match="_sines: the value is a list, not a number or an array"):
+        tl.gradient(lambda t: tl.sum(tl.track(_sines, t) * np.array([1.0, 10.0])), np.array([0.1, 0.2]))
+
+
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_checkpoint_of_several_results_is_refused_and_a_stack_works(kind):
+    with pytest.raises(TypeError, match=f"checkpoint: f returned a {kind.__name__}; checkpoint records one result"):
+        tl.gradient(lambda t: tl.sum(tl.checkpoint(lambda a: kind([a * a, a]), t)[0]), X)
+    (g,) = tl.gradient(lambda t: tl.sum(tl.checkpoint(lambda a: tl.stack([a * a, 3 * a]), t)[1] * W), X)
+    np.testing.assert_allclose(tl.data(g), 3 * W)

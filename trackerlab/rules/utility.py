@@ -84,6 +84,11 @@ def _(f, *args, **settings):
         f = functools.partial(f, **settings)
     with no_grad():
         value = data(f(*(data(a) for a in args)))  # plain even where f differentiates (gradient records)
+    if isinstance(value, list | tuple):
+        raise TypeError(
+            f"checkpoint: f returned a {type(value).__name__}; checkpoint records one result: return one array, "
+            "e.g. tl.stack([a, b]), and index it"
+        )
 
     def pullback(Δ):
         before = RECORDING.on
