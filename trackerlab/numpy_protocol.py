@@ -58,6 +58,7 @@ UFUNC_METHODS: dict[tuple[str, str], str] = {
     ("fmin", "reduce"): "nanmin",
     ("logaddexp", "reduce"): "logsumexp",
     ("add", "accumulate"): "cumsum",
+    ("multiply", "accumulate"): "cumprod",
 }
 
 NON_DIFFERENTIABLE_UFUNCS = frozenset(
@@ -228,7 +229,7 @@ def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdim
         raise TypeError(f"{spelling}: {'=, '.join(given)}= not supported on tracked values")
     if target in ("nanmax", "nanmin"):
         return _nan_extremum(x, axis, keepdims, larger=target == "nanmax")
-    if target == "cumsum":
+    if target in ("cumsum", "cumprod"):
         return _public(target)(x, axis=axis)
     return _public(target)(x, axis=axis, keepdims=keepdims)
 

@@ -13,6 +13,7 @@ from ._util import shape as shape_of
 
 # functions of the families above this one that these rules call (see ``_util.Later``)
 getitem = Later("indexing", "getitem")
+concatenate = Later("joins", "concatenate")
 sum = Later("reductions", "sum")
 untake = Later("indexing", "_untake")
 
@@ -203,8 +204,6 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
     """``numpy.diff``: the ``n``-th differences along ``axis``, of ``x`` with ``prepend`` and ``append`` joined
     to it along ``axis`` first (a number stands for a slice of that value)."""
     if prepend is not None or append is not None:
-        from .joins import concatenate  # joins are built on the shapes of this module
-
         ndim = len(shape_of(x))
         if not ndim:
             raise ValueError("diff: requires an input that is at least one dimensional")
