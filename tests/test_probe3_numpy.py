@@ -151,3 +151,24 @@ def test_the_sign_of_a_complex_determinant_moves_with_the_matrix():
     )
     real_sign = tl.slogdet(tl.param(a))[0]
     assert not tl.istracked(real_sign) and float(real_sign) == np.linalg.slogdet(a)[0]
+
+
+OUTERS = {
+    # np.add.outer(x, y) was "numpy.add.outer: trackerlab has no gradient rule for it"
+    "np.add.outer": lambda x: np.add.outer(x[0], x[1]),
+    "np.multiply.outer, 2-d by 1-d": lambda x: np.multiply.outer(x, x[0, :2]),
+    "np.subtract.outer, a plain left": lambda x: np.subtract.outer(np.arange(3.0), x[1]),
+    "np.power.outer": lambda x: np.power.outer(np.abs(x[0]) + 0.5, x[1, :2]),
+    "np.maximum.outer": lambda x: np.maximum.outer(x[0], x[1]),
+    "np.divide.outer by a number": lambda x: np.divide.outer(x[0], 2.0),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OUTERS))
+def test_ufunc_outer_is_recorded(spelling):
+    _assert_right(OUTERS[spelling])
+
+
+def test_ufunc_outer_names_options_it_refuses():
+    with pytest.raises(TypeError, match="numpy.add.outer: dtype= is not supported on tracked values"):
+        np.add.outer(tl.param([1.0, 2.0]), [1.0, 2.0], dtype=np.float32)

@@ -220,7 +220,19 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
     target = UFUNC_METHODS.get((name, method))
     if target is not None:
         return _reduce(target, spelling, *inputs, **kwargs)
+    if method == "outer" and name in UFUNCS and ufunc.nin == 2:
+        return _outer(spelling, _public(UFUNCS[name]), *inputs, **kwargs)
     raise _no_rule(spelling)
+
+
+def _outer(spelling: str, f: Callable, a, b, **options):
+    """``ufunc.outer(a, b)``: ``f`` of every pair, ``a``'s axes first: ``f(a[..., None, …], b)``, recorded as ``f``."""
+    for option, value in options.items():
+        if value is not None and not (option == "where" and value is True):
+            raise TypeError(f"{spelling}: {option}= is not supported on tracked values")
+    tl = _public
+    a, b = (tl("stack")(v) if isinstance(v, list | tuple) else v for v in (a, b))
+    return f(tl("reshape")(a, np.shape(plain(a)) + (1,) * np.ndim(plain(b))), b)
 
 
 def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdims=False, **options):
