@@ -170,5 +170,40 @@ def test_ufunc_outer_is_recorded(spelling):
 
 
 def test_ufunc_outer_names_options_it_refuses():
-    with pytest.raises(TypeError, match="numpy.add.outer: dtype= is not supported on tracked values"):
+    with pytest.raises(TypeError, match=r"numpy\.add\.outer: dtype= is not supported on tracked values"):
         np.add.outer(tl.param([1.0, 2.0]), [1.0, 2.0], dtype=np.float32)
+
+
+KNOTS = np.array([0.0, 1.0, 2.5, 3.0])
+VALUES = np.array([0.5, 2.0, -1.0, 1.5])
+AT = np.array([0.3, 1.7, 2.2, -0.5, 3.5, 1.2])  # between knots, below and above them
+
+INTERPOLATIONS = {
+    # np.interp was "numpy.interp: trackerlab has no gradient rule for it"
+    "at tracked points": (lambda t: np.interp(t, KNOTS, VALUES), AT),
+    "of tracked values": (lambda f: np.interp(AT, KNOTS, f), VALUES),
+    "at a 2-d array of points": (lambda t: np.interp(t.reshape(2, 3), KNOTS, VALUES), AT),
+    "with tracked left and right": (lambda f: np.interp(AT, KNOTS, f, left=f[1] * 2, right=f[0] - 1.0), VALUES),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTERPOLATIONS))
+def test_interp(name):
+    f, x = INTERPOLATIONS[name]
+    _assert_right(f, x)
+
+
+def test_interp_at_and_beyond_the_knots():
+    # at a knot, the slope of the segment to its right (the last knot: to its left), as JAX; outside, 0
+    def slope(v):
+        return float(tl.data(tl.gradient(lambda x: tl.interp(x, [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]), v)[0]))
+
+    assert [slope(v) for v in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, -1.0)] == [2.0, 2.0, 0.5, 0.5, 0.5, 0.0, 0.0]
+    for v in (0.0, 1.0, 3.0, -1.0, 5.0):
+        assert float(tl.data(tl.interp(tl.param(v), [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]))) == np.interp(
+            v, [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]
+        )
+    with pytest.raises(TypeError, match=r"interp: xp \(the knots\) is tracked"):
+        tl.interp(tl.param(0.5), tl.param([0.0, 1.0]), [1.0, 2.0])
+    with pytest.raises(TypeError, match="interp: period= is not supported"):
+        np.interp(tl.param(0.5), [0.0, 1.0], [1.0, 2.0], period=1.0)

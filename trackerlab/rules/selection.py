@@ -8,11 +8,14 @@ from __future__ import annotations
 import math
 
 from .._backend import namespace
-from ..ops import defop, register_rules
+from ..ops import as_operand, defop, register_rules
 from ..tracked import data
-from ._util import composite, is_complex, keep, mask, real_only, unbroadcast
+from ._util import Later, composite, is_complex, keep, mask, real_only, unbroadcast
+from ._util import shape as shape_of
 from .complex import _complex_op, imag, real
 from .elementwise import _binary
+
+take = Later("indexing", "take")  # a family above this one (see ``_util.Later``)
 
 
 def _where(condition, x, y):
@@ -179,3 +182,43 @@ def select(condlist, choicelist, default=0):
             raise TypeError(f"select: conditions must be boolean arrays, not {condition.dtype}")
         out = where(condition, choice, out)
     return out
+
+
+@composite("selection")
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """``numpy.interp``: the piecewise-linear interpolant through the points ``(xp, fp)``, at ``x``; ``x``,
+    ``fp``, ``left`` and ``right`` may be tracked (``xp``, the knots, are constants). Between knots the slope
+    in ``x`` is that of the segment; at a knot, that of the segment to its right (the last knot: to its left);
+    outside the knots, 0 (``left`` or ``right`` is the value there, ``fp``'s first or last by default).
+
+    >>> import trackerlab as tl
+    >>> tl.gradient(lambda x: tl.interp(x, [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]), 2.0)
+    (0.5 (tracked),)
+    """
+    if period is not None:
+        raise TypeError("interp: period= is not supported on tracked values")
+    if getattr(xp, "tracker", None) is not None:
+        raise TypeError("interp: xp (the knots) is tracked; they are constants here: pass tl.data(xp)")
+    at = data(x)
+    library = namespace(at, data(fp))
+    knots = library.asarray(xp, dtype=library.float64)
+    fp = as_operand(fp, "interp")
+    n = knots.shape[0] if knots.ndim == 1 else -1
+    if n < 1 or shape_of(fp) != (n,):
+        raise ValueError(f"interp: xp and fp must be 1-D of one length, not {tuple(knots.shape)} and {shape_of(fp)}")
+    points = library.asarray(at, dtype=library.float64)
+    if n == 1:
+        segment = library.zeros(points.shape, dtype=library.int64)
+        low = high = take(fp, segment)
+        slope_part = 0.0 * x
+    else:
+        segment = library.searchsorted(knots, library.reshape(points, (-1,)), side="right") - 1
+        segment = library.reshape(library.clip(segment, 0, n - 2), points.shape)
+        low, high = take(fp, segment), take(fp, segment + 1)
+        start = library.take(knots, library.reshape(segment, (-1,)))
+        width = library.take(knots, library.reshape(segment + 1, (-1,))) - start
+        slope_part = (x - library.reshape(start, points.shape)) / library.reshape(width, points.shape)
+    value = low + (high - low) * slope_part
+    below, above = points < knots[0], points > knots[n - 1]
+    value = where(below, take(fp, 0) if left is None else left, value)
+    return where(above, take(fp, n - 1) if right is None else right, value)
