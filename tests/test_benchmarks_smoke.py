@@ -144,3 +144,6 @@ def test_the_hvp_profile_splits_the_time_by_phase_and_its_numpy_work_is_the_hvp(
                  "the rest", "5× the floor leaves"):
         assert part in text
     assert "the outer walk goes over 8 recorded ops and 1 leaf" in text
+    # recorded with A @ x, checked by the inner walk (whose A.T @ g takes the value it compared), checked once
+    # by the outer walk for A and A.T
+    assert "the constants guard reads A 3 times a run" in text

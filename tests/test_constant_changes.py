@@ -386,3 +386,153 @@ def test_a_large_boolean_mask_is_copied():
     mask[:] = True
     tl.back_(y)
     np.testing.assert_array_equal(x.grad, recorded.astype(float))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Nested differentiation reads a large constant once per check: a pass of the walk's checks reads each memory
+# once (A and A.T), and a recorded walk's pullbacks record their view of it (A.T @ g) with the value that pass
+# compared, the one the forward pass used. A change at any point where user code runs is still refused.
+
+
+def hvp_problem(n=200, seed=6):
+    rng = np.random.default_rng(seed)
+    return large(n, n, seed=seed) / np.sqrt(n), rng.standard_normal(n), rng.standard_normal(n)
+
+
+def hvp(A, x, v, inner=None, outer=None):
+    """v · ∇(v · ∇f) at x for f = sum(tanh(A x)²), with ``inner`` run inside f after A @ x is recorded and
+    ``outer`` inside the outer function after the inner gradient is computed."""
+
+    def f(x):
+        z = A @ x
+        if inner is not None:
+            inner()
+        return tl.sum(tl.tanh(z) ** 2)
+
+    def g(x):
+        (grad,) = tl.gradient(f, x)
+        if outer is not None:
+            outer()
+        return tl.sum(grad * v)
+
+    return tl.data(tl.gradient(g, x)[0])
+
+
+def analytic_hvp(A, x, v):
+    t = np.tanh(A @ x)
+    return A.T @ ((2 - 6 * t * t) * (1 - t * t) * (A @ v))
+
+
+def test_a_hessian_vector_product_reads_its_large_constant_three_times(monkeypatch):
+    from trackerlab import _plain
+
+    A, x, v = hvp_problem()
+    readings = []
+    weighted = _plain._weighted
+    monkeypatch.setattr(_plain, "_weighted", lambda flat: readings.append(flat.size) or weighted(flat))
+    np.testing.assert_allclose(hvp(A, x, v), analytic_hvp(A, x, v), rtol=1e-12, atol=1e-14)
+    # recorded with A @ x; compared by the inner walk, whose pullback records A.T @ g with the value compared;
+    # compared once by the outer walk for both nodes (A and A.T are one memory)
+    assert readings == [A.size] * 3
+
+
+@pytest.mark.parametrize("where", ["inner", "outer"])
+def test_a_hessian_vector_product_refuses_a_constant_changed_while_f_runs(where):
+    A, x, v = hvp_problem()
+
+    def change():
+        A[0, 0] += 1.0
+
+    with pytest.raises(RuntimeError, match=r"matmul: argument 1 \(a constant array of shape \(200, 200\)\)"):
+        hvp(A, x, v, **{where: change})
+
+
+def test_a_hook_that_changes_the_constant_during_the_recorded_walk_is_refused():
+    # The hook runs in the inner walk before the pullback of A @ x records A.T @ g; that node is guarded against
+    # the values the forward pass used, so differentiating it refuses A's new values, even where the later walk
+    # never reaches the forward pass's A @ x (the hook sends on a sensitivity of its own).
+    A, x, _ = hvp_problem()
+    p = tl.param(np.ones(200))
+
+    def replace(Δ):
+        A[:] = 2 * A
+        return p * 1.0
+
+    (grad,) = tl.gradient(lambda x: tl.sum(tl.hook(replace, A @ x)), x)
+    with pytest.raises(RuntimeError, match=r"matmul: argument 1 \(a constant array of shape \(200, 200\)\)"):
+        tl.back_(tl.sum(grad))
+    A[:] = A / 2  # as the forward pass used it: the gradient of sum(Aᵀ p) with respect to p
+    tl.back_(tl.sum(grad))
+    np.testing.assert_allclose(p.grad, A.sum(axis=1), rtol=1e-12)
+
+
+def test_a_constant_changed_between_the_steps_of_a_recorded_walk_is_refused_when_differentiated():
+    A, x0, _ = hvp_problem()
+    x = tl.param(x0)
+    p = tl.param(np.ones(200))
+    steps = tl.backprop_steps(tl.sum(p * (A @ x)), nest=True)
+    next(steps)  # the sum
+    A[:] = 0  # between two steps: the pullback of A @ x, still to come, would read the new values
+    delta = {step.node: step.delta for step in steps}[x.tracker]
+    with pytest.raises(RuntimeError, match=r"matmul: argument 1 \(a constant array of shape \(200, 200\)\)"):
+        tl.back_(tl.sum(delta))
+
+
+def test_a_constant_changed_after_a_nested_gradient_is_read_afresh_by_what_is_recorded_next():
+    A, x, v = hvp_problem()
+    first = hvp(A, x, v)
+    A[:] = A.T.copy()  # the next problem, in the same buffer
+    np.testing.assert_allclose(hvp(A, x, v), analytic_hvp(A, x, v), rtol=1e-12, atol=1e-14)
+    assert not np.allclose(first, analytic_hvp(A, x, v))
+    w = tl.param(x)
+    y = tl.sum(tl.tanh(A.T @ w))  # recorded outside any walk: A's new values are what it is guarded against
+    tl.back_(y)
+    np.testing.assert_allclose(w.grad, A @ (1 - np.tanh(A.T @ x) ** 2), rtol=1e-12)
+
+
+def test_one_pass_of_checks_tells_two_constants_apart():
+    X, Y = large(100, 120), large(120, 100, seed=1)
+    w = tl.param(np.ones(120))
+    u = tl.param(np.ones(100))
+    y = tl.sum(X @ w) + tl.sum(Y @ u) + tl.sum(X.T @ u)
+    Y[5, 5] = 0.0
+    with pytest.raises(RuntimeError, match=r"matmul: argument 1 \(a constant array of shape \(120, 100\)\)"):
+        tl.back_(y)
+    Y[:] = large(120, 100, seed=1)
+    tl.back_(y)
+    np.testing.assert_allclose(u.grad, Y.sum(axis=0) + X.sum(axis=1), rtol=1e-12)
+
+
+def test_views_share_a_fingerprint_only_where_they_cover_the_same_memory():
+    from trackerlab._plain import Verified, _fingerprint
+
+    A = large(200, 200)
+    verified = Verified()
+    verified.note(A, _fingerprint(A)[0])
+    assert _fingerprint(A.T) == _fingerprint(A)
+    assert verified.known(A.T) == verified.known(A.reshape(-1)) == _fingerprint(A)[0]
+    assert verified.known(A[:100]) is None  # part of its memory
+    assert verified.known(A.view(np.int64)) is None  # the same memory read as other numbers
+    assert verified.known(A.copy()) is None
+    assert verified.known(np.asarray(memoryview(A))) is None  # memory no NumPy array of its owns
+
+
+def test_a_recorded_walk_leaves_an_array_a_custom_pullback_returned_to_its_owner():
+    # A recorded walk makes its plain sensitivities read-only (so the operations recording them keep them
+    # without a copy): one a custom pullback returns may be the caller's, so the walk goes on with a copy.
+    buffer = np.array([1.0, 2.0])
+
+    def scale(x):
+        return tl.track(scale, x) if tl.istracked(x) else x * 1.0
+
+    @tl.grad_rule(scale)
+    def _(x):
+        return tl.data(x) * 1.0, lambda g: (buffer,)
+
+    x = tl.param([3.0, 4.0])
+    (delta,) = tl.gradient(lambda x: tl.sum(tl.sin(scale(x))), x)
+    steps = [step.delta for step in tl.backprop_steps(tl.sum(scale(tl.sin(x)) * 2.0), nest=True)]
+    assert buffer.flags.writeable
+    buffer[:] = 0.0
+    np.testing.assert_array_equal(tl.data(delta), [1.0, 2.0])
+    np.testing.assert_allclose(tl.data(steps[-1]), np.cos([3.0, 4.0]) * [1.0, 2.0], rtol=1e-15)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
-from ._plain import _copy_plain, changed_constant
+from ._plain import Verified, _copy_plain, changed_constant
 from .lazy import involved, refusal
 from .tracked import Tracked, _TrackedValue, data
 
@@ -95,12 +95,12 @@ def check_fresh(node: Tracked) -> None:
             raise error
 
 
-def check_constants(node: Tracked) -> None:
+def check_constants(node: Tracked, verified: Verified | None = None) -> None:
     """Raise if a constant array of the caller's that ``node`` keeps (its ``guard``, see ``_plain._guarded``)
     was changed in place after ``node`` was recorded: its pullback would compute the gradient at the new
-    values."""
+    values. ``verified`` holds what this pass of checks has read already (``_plain.Verified``)."""
     for entry in node.guard:
-        if changed_constant(entry):
+        if changed_constant(entry, verified):
             name = node.f.name
             position, value = entry[0], entry[1]
             where = f"argument {position + 1}" if isinstance(position, int) else f"the keyword argument {position}="

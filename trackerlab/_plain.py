@@ -3,6 +3,8 @@ a value's shape, and what a parameter holds. The tracked values (``tracked.py``)
 
 from __future__ import annotations
 
+import threading
+
 from ._backend import NDARRAY, namespace
 
 _setflags = NDARRAY.setflags
@@ -86,6 +88,14 @@ _ZEROS = None
 # one stays the caller's, with a fingerprint of its contents that the walk compares before any pullback
 # runs (``_checks.check_constants``). Read-only arrays (the tape's own values) are kept as they are; other
 # libraries' arrays are not seen (dask's are immutable; a fingerprint of a device array needs the host).
+#
+# A fingerprint is a function of the memory an array covers, so ``A`` and ``A.T`` have the same one, and the
+# engine reads each memory once where no user code can run in between (``Verified``): the walk's first pass
+# compares every node's constants with one reading per memory. A recorded walk's built-in pullbacks, which
+# record ``A.T @ g`` where the forward pass recorded ``A @ x``, record a view of a constant that pass has
+# verified with the value it compared: the new node is guarded against the values the forward pass used,
+# so a change made while the walk runs (by a hook, a custom pullback, or code between the steps of
+# ``backprop_steps``) is refused where its results are differentiated, as a change before it is.
 
 SMALL_CONSTANT = 1 << 16  # bytes: a constant up to this size is copied, a larger one fingerprinted
 
@@ -165,13 +175,19 @@ def _fingerprint(value):
     """``(weighted, None)``: the dot product of a contiguous array of numbers with fixed pseudo-random weights
     (``_weighted``). ``None`` where there is none: an array that is not contiguous, not of floats, complex
     numbers or integers of at least 4 bytes, or whose product is not finite (it holds NaN or Inf, or it
-    overflows)."""
+    overflows). Inside a recorded walk's built-in pullback, for memory the walk's first pass verified, the
+    value it compared: the values the forward pass used (``Verified``)."""
     dtype = value.dtype
     if dtype.kind not in "fciu" or dtype.itemsize < 4:
         return None
     flat = _flat(value)
     if flat is None:
         return None
+    verified = VERIFIED.now
+    if verified is not None:
+        known = verified.known(value)
+        if known is not None:
+            return known, None
     weighted = _weighted(flat)
     if dtype.kind in "fc" and not (weighted - weighted) == 0:
         return None
@@ -219,8 +235,12 @@ def _weights(size: int, dtype):
 _WEIGHTS: dict = {}
 
 
-def changed_constant(entry) -> bool:
-    """Whether the constant of a guard entry (``_guarded``) no longer holds what it held when recorded."""
+def changed_constant(entry, verified: Verified | None = None) -> bool:
+    """Whether the constant of a guard entry (``_guarded``) no longer holds what it held when recorded.
+
+    ``verified`` collects, for one pass of checks in which no user code runs, the fingerprint of each memory
+    read so far: a second entry of the same memory (``A`` and ``A.T``) is compared without reading it again.
+    """
     _, value, weighted, copy = entry
     if weighted is None:
         xp = namespace()
@@ -228,4 +248,70 @@ def changed_constant(entry) -> bool:
     flat = _flat(value)
     if flat is None:  # its strides changed in place (a.shape = ...): not what was recorded
         return True
-    return not _weighted(flat) == weighted
+    if verified is None:
+        return not _weighted(flat) == weighted
+    now = verified.known(value)
+    if now is None:
+        now = _weighted(flat)
+        verified.note(value, now)
+    return not now == weighted
+
+
+def _whole(value):
+    """The array that owns the memory of the contiguous ``value`` where ``value`` covers all of it (``A``,
+    ``A.T``, ``A.reshape(-1)`` for an ``A`` that owns its memory): arrays with the same owner and dtype then
+    read the same memory in the same order, so they have the same fingerprint. ``None`` for other views
+    (part of their owner's memory, or of memory that no NumPy array owns)."""
+    base = value.base
+    if base is None:
+        return value
+    if (
+        type(base) is NDARRAY
+        and base.base is None
+        and base.nbytes == value.nbytes
+        and (base.flags.c_contiguous or base.flags.f_contiguous)
+    ):
+        return base  # a view lies inside its owner's memory: one as large as its owner is all of it
+    return None
+
+
+class Verified:
+    """Fingerprints read where no user code can run between the readings, by memory (``_whole``): what one
+    pass of the walk's checks has read, and compared with what each constant held when recorded.
+
+    The walk's first pass fills one; a recorded walk then lends it (``VERIFIED``) to each built-in pullback
+    it runs, which records views of the constants it verified (``A.T @ g`` for the ``A @ x`` of the forward
+    pass) with the values compared, which are those the forward pass used, instead of reading the memory
+    again. Each entry keeps its array, so that no other array takes its memory while the record lives."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self):
+        self.entries: dict = {}
+
+    def known(self, value):
+        """The fingerprint read for the memory of the contiguous ``value``, ``None`` if none was read."""
+        if not self.entries:
+            return None
+        owner = _whole(value)
+        if owner is None:
+            return None
+        entry = self.entries.get(id(owner))
+        if entry is None or entry[1] != value.dtype:
+            return None
+        return entry[2]
+
+    def note(self, value, weighted) -> None:
+        owner = _whole(value)
+        if owner is not None:
+            self.entries[id(owner)] = (owner, value.dtype, weighted)
+
+
+class _Lent(threading.local):
+    """The ``Verified`` that the built-in pullback running now in this thread may take values from (``None``
+    outside a recorded walk's pullbacks)."""
+
+    now: Verified | None = None
+
+
+VERIFIED = _Lent()

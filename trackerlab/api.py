@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace
 from ._checks import check_loss, check_numbers, check_replayed
 from ._grads import accumulate
-from ._plain import _lock, _zeros_like
+from ._plain import Verified, _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
 from .ops import operations
@@ -104,16 +104,19 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
     # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
     # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-    uses = None
+    uses = verified = None
     if given_tracked or isinstance(Δ, _TrackedValue):
         nest = True
     else:  # the walk's count of uses tells, in the same pass, what the tape reaches
         reached = []
-        uses = _count_uses(y.tracker, (), reached)
+        verified = Verified()
+        uses = _count_uses(y.tracker, (), reached, verified)
         nest = not _self_contained(reached, nodes)
     # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
     # argument's identity node is where the walk must stop
-    found = _sensitivities(y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else (), uses=uses)
+    found = _sensitivities(
+        y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else (), uses=uses, verified=verified
+    )
     if nest:
         return tuple(_as_result(found.get(n), n) for n in nodes)
     value = data(y)
@@ -136,10 +139,11 @@ def _run(f: Callable, args) -> tuple[list, object]:
         state.differentiating -= 1
 
 
-def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None) -> dict:
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
-    walk's count of uses, where the caller has made it."""
+    walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
+    constants it compared (``_plain.Verified``)."""
     wanted = set(wanted)
     # a computed value among ``wanted`` (``Params([W, h])`` with ``h = W * 3``): its step is yielded too
     leaves_only = all(node.isleaf for node in wanted)
@@ -151,7 +155,9 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None) -
             state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
-            for step in _walk(y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=leaves_only, uses=uses):
+            for step in _walk(
+                y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=leaves_only, uses=uses, verified=verified
+            ):
                 if step.node in wanted:
                     found[step.node] = step.delta
         finally:
@@ -253,12 +259,13 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
     nodes = [p.tracker for p in params]
     if not isinstance(y, _TrackedValue):
         return Grads({n: _as_result(None, n) for n in nodes}, params)
-    leaves = uses = None
+    leaves = uses = verified = None
     if not outer:  # the walk's count of uses notes, in the same pass, the leaves and custom pullbacks it meets
         reached = []
-        uses = _count_uses(y.tracker, (), reached)
+        verified = Verified()
+        uses = _count_uses(y.tracker, (), reached, verified)
         leaves = None if None in reached else reached
-    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses)
+    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses, verified=verified)
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
     loss = data(y)

@@ -91,6 +91,20 @@ class Op:
                     return self.impl(x, y)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
+        elif n == 2 and kwargs and (self.arity is None or self.arity == 2):  # two operands, settings by keyword
+            x, y = args  # (the fused pullbacks' exponent=): recorded without the general path's lists
+            if (
+                (EVERY_THREAD.recording or RECORDING.on)
+                and self.rule is not None
+                and (isinstance(x, _TrackedValue) or isinstance(y, _TrackedValue))
+                and not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES))
+            ):
+                return _record2_set(
+                    self,
+                    x.tracker if isinstance(x, _TrackedValue) else x,
+                    y.tracker if isinstance(y, _TrackedValue) else y,
+                    kwargs,
+                )
         arity = self.arity
         for a in args if arity is None else args[:arity]:
             if isinstance(a, _ARGUMENT_KINDS):
@@ -248,6 +262,18 @@ def _record2(op: Op, x, y):
     return _new(op, (x, y), _NO_KWARGS, out)
 
 
+def _record2_set(op: Op, x, y, kwargs):
+    """``_record2`` with settings by keyword (``exponent=`` of a fused pullback)."""
+    _refuse_tracked_settings(op, (), kwargs)
+    a = x.data if type(x) is Tracked else x
+    b = y.data if type(y) is Tracked else y
+    try:
+        out = op.impl(a, b, **kwargs)
+    except _FAILURES as error:
+        raise _explain(op, (a, b), error) from None
+    return _new(op, (x, y), kwargs, out)
+
+
 def _record(op: Op, args, kwargs):
     """Run ``op`` on the plain values of ``args`` and record the call on the tape.
 
@@ -291,6 +317,12 @@ def _refuse_tracked_settings(op: Op, args, kwargs) -> None:
     """Refuse a tracked value given as a setting of ``op`` (an argument after its operands, or a keyword
     argument): the rule sends sensitivities to the operands only, so the gradient through the setting would
     silently be lost (``leaky_relu(x, a)`` with a tracked slope ``a``)."""
+    if not args:  # keyword settings only, the common case: one type test each
+        for a in kwargs.values():
+            if isinstance(a, _ARGUMENT_KINDS):
+                break
+        else:
+            return
     n = len(args) if op.arity is None else op.arity
     given = [(f"argument {i + 1}", a) for i, a in enumerate(args) if i >= n]
     given += [(f"the keyword argument {name}=", a) for name, a in kwargs.items()]

@@ -244,7 +244,10 @@ def _new(op, args: tuple, kwargs, out, back=None):
         elif kind not in _IMMUTABLE:
             mutable = True
     if kwargs and not mutable:
-        mutable = any(type(v) not in _IMMUTABLE and not _read_only(v) for v in kwargs.values())
+        for value in kwargs.values():
+            if type(value) not in _IMMUTABLE and not _read_only(value):
+                mutable = True
+                break
     node = _tracked_new(Tracked)
     node.func = op
     node.guard = None

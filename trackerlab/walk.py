@@ -15,6 +15,7 @@ from . import _text
 from . import tracked as _tracked
 from ._backend import NDARRAY, REAL_SCALARS, defers
 from ._checks import check_constants, check_fresh, check_sent, in_argument_dtype, reworded, seed
+from ._plain import VERIFIED, Verified, _setflags
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
@@ -70,13 +71,23 @@ def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
 
 
 def _walk(
-    y, Δ, who: str, *, nest: bool = False, stop=(), pending: bool = True, leaves_only: bool = False, uses=None
+    y,
+    Δ,
+    who: str,
+    *,
+    nest: bool = False,
+    stop=(),
+    pending: bool = True,
+    leaves_only: bool = False,
+    uses=None,
+    verified: Verified | None = None,
 ):
     """``backprop_steps`` as the engine's own consumers call it: ``who`` names the caller in errors
     (``back_: y has shape ...``); ``pending=False`` leaves each step's ``pending`` empty, and with
     ``leaves_only`` only the steps of leaves and ``stop`` nodes are yielded (the walk is the same; they
     are the only steps ``back_`` and ``gradient`` read). ``uses`` is ``_count_uses(root, stop)`` where the
-    caller has counted them already (``forward``, which asks the same pass a question of its own)."""
+    caller has counted them already (``forward``, which asks the same pass a question of its own), and
+    ``verified`` what that pass read of the constants it compared (``_plain.Verified``), where it kept it."""
     root = y.tracker if isinstance(y, _TrackedValue) else None
     if root is None:
         raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
@@ -84,7 +95,12 @@ def _walk(
     if stop:
         stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
     if uses is None:
-        uses = _count_uses(root, stop)
+        verified = Verified() if nest else None
+        uses = _count_uses(root, stop, None, verified)
+    # A recorded walk lends what its first pass verified of the caller's constants to its built-in pullbacks:
+    # the nodes they record with a view of one (``A.T @ g`` for the forward's ``A @ x``) are guarded against
+    # the values the forward pass used, which the pass has just compared (``_plain.Verified``)
+    lend = verified if nest and verified is not None and verified.entries else None
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
@@ -145,7 +161,15 @@ def _walk(
                     sent = _custom(node, g, nest)
                     checked = False
                 else:
-                    sent = _pullback(node, g, nest)
+                    if lend is None:
+                        sent = _pullback(node, g, nest)
+                    else:
+                        before = VERIFIED.now
+                        VERIFIED.now = lend
+                        try:
+                            sent = _pullback(node, g, nest)
+                        finally:
+                            VERIFIED.now = before
                     # a rule whose form fits its arguments (``Op.fits``) needs no check; for the others,
                     # check_sent looks at every sensitivity: once per node is enough
                     checked = node.func.rule is getattr(node.func, "fits", None)
@@ -202,7 +226,7 @@ def _walk(
         index += 1
 
 
-def _count_uses(root: Tracked, stop, reached: list | None = None) -> dict:
+def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Verified | None = None) -> dict:
     """How many times each node reachable from ``root`` is used as an argument (Flux's ``scan``).
 
     Only nodes that can have several uses are counted: a node whose ``ref`` is 1 is the argument of one
@@ -213,7 +237,8 @@ def _count_uses(root: Tracked, stop, reached: list | None = None) -> dict:
     (its epoch is newer), before any pullback runs: a pullback reading it would compute the gradient at
     the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale. So
     does a node whose constant array of the caller's was changed in place since (its ``guard``, ``None`` on
-    almost every node).
+    almost every node); each memory is read once (``A`` and ``A.T``), and ``verified``, where given, keeps what
+    was read for the walk to lend (``_plain.Verified``).
 
     With a list ``reached``, the pass also notes in it each leaf (and ``stop`` node) it reaches, and ``None``
     for each node with a custom pullback: whether the tape is self-contained, which ``forward`` asks
@@ -236,7 +261,9 @@ def _count_uses(root: Tracked, stop, reached: list | None = None) -> dict:
                 reached.append(node)
             continue
         if node.guard is not None:
-            check_constants(node)
+            if verified is None:
+                verified = Verified()
+            check_constants(node, verified)
         if reached is not None and node.back is not None:
             reached.append(None)
         for arg in node.args:
@@ -271,10 +298,17 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
     """
     call = node  # the node holds its call's fields
     kind = type(g)
-    if nest and kind is not NDARRAY and kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
-        # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
-        # (NumPy arrays and numbers, the common case, defer to a tracked operand)
-        g = _wrap(_leaf(g, None))
+    if nest:
+        if kind is NDARRAY:
+            # A plain sensitivity of a recorded walk is the walk's own array (a custom pullback's is copied): made
+            # read-only, as the tape keeps its values, the operations that record it as a constant keep it
+            # as it is, without a copy (the walk's results are locked so anyway, see ``api._as_result``)
+            if g.flags.writeable:
+                _setflags(g, False)
+        elif kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
+            # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+            # (NumPy arrays and numbers, the common case, defer to a tracked operand)
+            g = _wrap(_leaf(g, None))
     rules = call.func.rule
     args = call.args
     kwargs = call.kwargs
@@ -356,12 +390,23 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
             "return a tuple with one per argument (None for an argument with none)"
         )
-    if nest:
-        return [
-            (s if isinstance(s, _TrackedValue) else in_argument_dtype(s, arg.data)) if type(arg) is Tracked else None
-            for arg, s in zip(call.args, sent)
-        ]
+    if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
+        return [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
     return [
         None if type(arg) is not Tracked or s is None else in_argument_dtype(data(s), arg.data)
         for arg, s in zip(call.args, sent)
     ]
+
+
+def _nested_sent(arg, s):
+    """What a custom pullback sent to ``arg`` in a recorded walk: ``None`` for a constant, a tracked value as
+    it is, a plain one in the argument's dtype and, if it is a writeable NumPy array (which may be the
+    caller's), as a copy the walk owns."""
+    if type(arg) is not Tracked:
+        return None
+    if isinstance(s, _TrackedValue):
+        return s
+    s = in_argument_dtype(s, arg.data)
+    if type(s) is NDARRAY and s.flags.writeable:
+        return s.copy()
+    return s

@@ -53,6 +53,8 @@ def _reduce(name: str, array_name: str | None = None):
             _unsupported(name, dtype=dtype, out=out)
         if type(x) is float:
             return x
+        if type(x) is NDARRAY and axis is None and not keepdims:  # the array's own method: the same reduction,
+            return getattr(x, array_name)()  # without the namespace's dispatch (a third of a small sum's time)
         xp = ns(x)
         return getattr(xp, array_name)(x if hasattr(x, "shape") else xp.asarray(x), axis=axis, keepdims=keepdims)
 
