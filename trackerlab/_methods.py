@@ -7,6 +7,7 @@ Methods that are not differentiable (``argmax``, ``round``, ``all``, …) give p
 
 from __future__ import annotations
 
+import math
 import operator
 
 from . import numpy_protocol
@@ -58,7 +59,7 @@ def _compare(compare):
 
 def _no(method: str, **options) -> None:
     for option, value in options.items():
-        if value is not None:
+        if value is not None and not (option == "where" and value is True):  # where=True is NumPy's default
             raise TypeError(f"{method}: {option}= is not supported on tracked values")
 
 
@@ -67,7 +68,8 @@ def _shape_arg(shape: tuple):
     return shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
 
 
-def _reshape(self, *shape, order="C"):
+def _reshape(self, *shape, order="C", **options):
+    _no("reshape", **options)
     return S.reshape(self, _shape_arg(shape)) if order == "C" else S.reshape(self, _shape_arg(shape), order)
 
 
@@ -76,24 +78,24 @@ def _transpose(self, *axes):
 
 
 def _reduction(op):
-    def method(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no(op.name, dtype=dtype, out=out)
+    def method(self, axis=None, dtype=None, out=None, keepdims=False, **options):
+        _no(op.name, dtype=dtype, out=out, **options)
         return op(self, axis=axis, keepdims=keepdims)
 
     return method
 
 
 def _extremum(op):
-    def method(self, axis=None, out=None, keepdims=False):
-        _no(op.name, out=out)
+    def method(self, axis=None, out=None, keepdims=False, **options):
+        _no(op.name, out=out, **options)
         return op(self, axis=axis, keepdims=keepdims)
 
     return method
 
 
 def _moment(op):
-    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        _no(op.name, dtype=dtype, out=out)
+    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **options):
+        _no(op.name, dtype=dtype, out=out, **options)
         return op(self, axis=axis, ddof=ddof, keepdims=keepdims) if ddof else op(self, axis=axis, keepdims=keepdims)
 
     return method
@@ -104,7 +106,8 @@ def _cumsum(self, axis=None, dtype=None, out=None):
     return R.cumsum(self, axis=axis)
 
 
-def _clip(self, min=None, max=None):  # noqa: A002  (NumPy's argument names)
+def _clip(self, min=None, max=None, **options):  # noqa: A002  (NumPy's argument names)
+    _no("clip", **options)
     return P.clip(self, min, max)
 
 
@@ -166,13 +169,16 @@ _METHODS = {
     "mT": ("swapaxes", property(lambda self: S.swapaxes(self, -1, -2))),
     "swapaxes": ("swapaxes", lambda self, axis1, axis2: S.swapaxes(self, axis1, axis2)),
     "squeeze": ("squeeze", lambda self, axis=None: S.squeeze(self, axis)),
-    "repeat": ("repeat", lambda self, repeats, axis=None: S.repeat(self, repeats, axis)),
+    "repeat": ("repeat", lambda self, repeats, axis=None, **o: _no("repeat", **o) or S.repeat(self, repeats, axis)),
     "copy": ("copy", lambda self, order="C": S.copy(self)),
     "clip": ("clip", _clip),
-    "astype": ("astype", lambda self, dtype, copy=True: E.astype(self, dtype)),
-    "take": ("take", lambda self, indices, axis=None: I.take(self, indices, axis)),
-    "dot": ("dot", lambda self, other: L.dot(self, other)),
-    "trace": ("trace", lambda self, offset=0, axis1=0, axis2=1: M.trace(self, offset, axis1, axis2)),
+    "astype": ("astype", lambda self, dtype, copy=True, **o: _no("astype", **o) or E.astype(self, dtype)),
+    "take": ("take", lambda self, indices, axis=None, **o: _no("take", **o) or I.take(self, indices, axis)),
+    "dot": ("dot", lambda self, other, **o: _no("dot", **o) or L.dot(self, other)),
+    "trace": (
+        "trace",
+        lambda self, offset=0, axis1=0, axis2=1, **o: _no("trace", **o) or M.trace(self, offset, axis1, axis2),
+    ),
     "diagonal": ("diagonal", lambda self, offset=0, axis1=0, axis2=1: M.diagonal(self, offset, axis1, axis2)),
     "real": ("real", property(lambda self: C.real(self))),
     "imag": ("imag", property(lambda self: C.imag(self))),
@@ -180,6 +186,27 @@ _METHODS = {
     "conjugate": ("conj", lambda self: C.conj(self)),
 }
 _NOT_DIFFERENTIABLE = ("argmax", "argmin", "argsort", "argpartition", "nonzero", "all", "any", "round")
+# NumPy's methods that change the array in place, which a tracked array never does: what to write instead
+_IN_PLACE = {
+    "sort": "tl.sort(x, axis) (or np.sort(x)), which returns the sorted values",
+    "partition": "tl.partition(x, kth) (or np.partition(x, kth)), which returns the result",
+    "fill": "tl.where(mask, v, x), or v * np.ones(shape) for a new array",
+    "put": "tl.where(mask, v, x)",
+    "itemset": "tl.where(mask, v, x)",
+    "resize": "tl.reshape(x, shape), or tl.pad for a larger array",
+    "setfield": "a new array built with tl functions",
+}
+
+
+def _in_place(name: str, instead: str):
+    def method(self, *args, **kwargs):
+        raise TypeError(
+            f"x.{name}(...) changes an array in place, and a tracked array cannot change (its values are on the "
+            f"tape); write {instead}"
+        )
+
+    method.__name__ = name
+    return method
 
 # for the generated documentation: each operator and method, by the operation behind it
 OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
@@ -223,7 +250,14 @@ def bind() -> None:
         setattr(_TrackedValue, name, _compare(compare))
     for name in _NOT_DIFFERENTIABLE:
         setattr(_TrackedValue, name, _plain(name))
+    for name, instead in _IN_PLACE.items():
+        setattr(_TrackedValue, name, _in_place(name, instead))
     _TrackedValue.__setitem__ = _setitem
+    # rounding is piecewise constant (derivative 0, as int(x)): the plain result, as for a number or array
+    _TrackedValue.__round__ = lambda self, ndigits=None: round(data(self), ndigits)
+    _TrackedValue.__trunc__ = lambda self: math.trunc(data(self))
+    _TrackedValue.__floor__ = lambda self: math.floor(data(self))
+    _TrackedValue.__ceil__ = lambda self: math.ceil(data(self))
     _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
     _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
     _TrackedValue.__array_ufunc__ = numpy_protocol.dispatch_ufunc

@@ -145,6 +145,8 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, v
     walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
     constants it compared (``_plain.Verified``)."""
     wanted = set(wanted)
+    # a computed value among ``wanted`` (``Params([W, h])`` with ``h = W * 3``): its step is yielded too
+    leaves_only = all(node.isleaf for node in wanted)
     found = {}
     if nest:
         state = RECORDING
@@ -154,7 +156,7 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, v
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
             for step in _walk(
-                y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=True, uses=uses, verified=verified
+                y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=leaves_only, uses=uses, verified=verified
             ):
                 if step.node in wanted:
                     found[step.node] = step.delta
@@ -162,7 +164,7 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, v
             state.on = before
             _NESTED.depth -= 1
     else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
-        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=True, uses=uses):
+        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=leaves_only, uses=uses):
             if step.node in wanted:
                 found[step.node] = step.delta
     for delta in found.values():

@@ -4,6 +4,7 @@ records a call of it on the tape with that rule, and ``@primitive`` makes the fu
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable
 
 from ._recording import EVERY_THREAD, RECORDING
@@ -68,7 +69,20 @@ def track(f: Callable, *args, **kwargs):
                 f"track: argument {i + 1} of {name} is a {type(a).__name__} holding tracked values, which a "
                 f"gradient rule cannot send sensitivities to; pass tl.stack([...]) instead"
             )
+    for option, a in kwargs.items():
+        if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
+            raise TypeError(
+                f"track: the keyword argument {option}= of {name} is tracked, but a pullback returns sensitivities "
+                f"for the arguments given by position only, so its gradient would be lost; pass it by position"
+            )
     value, pullback = _checked_rule_result(name, rule(*args, **kwargs))
+    if not (isinstance(value, numbers.Number) or (hasattr(value, "shape") and hasattr(value, "dtype"))):
+        # a list or tuple would become one tracked value whose shape is () to the operations that use it, which
+        # would then sum the sensitivities of its elements into one: wrong gradients, without a word
+        raise TypeError(
+            f"{name}: the value is a {type(value).__name__}, not a number or an array; a recorded call has one "
+            "result: return one array (stack several results into one, e.g. np.stack([a, b]), and index it)"
+        )
     if isinstance(value, _TrackedValue):
         raise TypeError(
             f"{name}: the rule returned a tracked value; compute the value from tl.data(...) of the "

@@ -54,10 +54,11 @@ UFUNC_METHODS: dict[tuple[str, str], str] = {
     ("multiply", "reduce"): "prod",
     ("maximum", "reduce"): "max",
     ("minimum", "reduce"): "min",
-    ("fmax", "reduce"): "max",
-    ("fmin", "reduce"): "min",
+    ("fmax", "reduce"): "nanmax",  # NaN is skipped, as by np.nanmax: see _nan_extremum
+    ("fmin", "reduce"): "nanmin",
     ("logaddexp", "reduce"): "logsumexp",
     ("add", "accumulate"): "cumsum",
+    ("multiply", "accumulate"): "cumprod",
 }
 
 NON_DIFFERENTIABLE_UFUNCS = frozenset(
@@ -99,6 +100,40 @@ def _cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
     return _public("cumsum")(x, axis=axis, dtype=dtype, out=out)
 
 
+def _clip(x, a_min=None, a_max=None, out=None, **named):
+    """NumPy's ``clip(x, min=lo, max=hi)`` with the bounds by position, where ``tl.clip`` records its operands
+    (a tracked bound then receives its gradient)."""
+    low = a_min if a_min is not None else named.pop("min", None)
+    high = a_max if a_max is not None else named.pop("max", None)
+    return _public("clip")(x, low, high, **({} if out is None else {"out": out}), **named)
+
+
+def _nan_extremum(x, axis, keepdims: bool, larger: bool):
+    """``np.nanmax`` (``larger``) or ``np.nanmin``, and ``np.fmax.reduce``/``np.fmin.reduce``: the extremum of the
+    numbers, NaN only where a slice holds nothing else. Recorded as ``max`` (or ``min``) of ``x`` with its NaNs
+    replaced by the extremum's identity (-inf for max), so a NaN receives exactly 0 (ties share as in ``max``)."""
+    tl = _public
+    nan = np.isnan(tl("real")(x).data if np.iscomplexobj(x.data) else x.data)
+    filled = tl("where")(nan, -np.inf if larger else np.inf, x) if nan.any() else x
+    out = tl("max" if larger else "min")(filled, axis=axis, keepdims=keepdims)
+    empty = np.all(nan, axis=axis, keepdims=keepdims)
+    return tl("where")(empty, np.nan, out) if np.any(empty) else out
+
+
+def _nanmax(x, axis=None, out=None, keepdims=False, **options):
+    if out is not None or any(v is not None for v in options.values()):
+        given = (["out"] if out is not None else []) + [k for k, v in options.items() if v is not None]
+        raise TypeError(f"numpy.nanmax: {'=, '.join(given)}= not supported on tracked values")
+    return _nan_extremum(x, axis, keepdims, larger=True)
+
+
+def _nanmin(x, axis=None, out=None, keepdims=False, **options):
+    if out is not None or any(v is not None for v in options.values()):
+        given = (["out"] if out is not None else []) + [k for k, v in options.items() if v is not None]
+        raise TypeError(f"numpy.nanmin: {'=, '.join(given)}= not supported on tracked values")
+    return _nan_extremum(x, axis, keepdims, larger=False)
+
+
 FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {}
 FUNCTIONS.update({("numpy", numpy_name): name for numpy_name, name in _same(np, ufuncs=False).items()})
 FUNCTIONS.update({("numpy.linalg", numpy_name): name for numpy_name, name in _same(np.linalg, ufuncs=False).items()})
@@ -108,6 +143,9 @@ FUNCTIONS.update(
         ("numpy", "amax"): "max",
         ("numpy", "amin"): "min",
         ("numpy", "cumulative_sum"): ("cumsum", _cumulative_sum),
+        ("numpy", "clip"): ("clip", _clip),
+        ("numpy", "nanmax"): ("max", _nanmax),
+        ("numpy", "nanmin"): ("min", _nanmin),
         ("numpy.linalg", "trace"): ("trace", _linalg_trace),
         ("numpy.linalg", "diagonal"): ("diagonal", _linalg_diagonal),
         ("numpy.linalg", "vector_norm"): ("norm", _vector_norm),
@@ -125,7 +163,7 @@ NON_DIFFERENTIABLE_FUNCTIONS = frozenset(
 # ----------------------------------------------------------------------------------------------------
 # Dispatch
 
-_UNSUPPORTED_UFUNC_OPTIONS = ("where", "casting", "order", "subok", "signature", "dtype")
+_UNSUPPORTED_UFUNC_OPTIONS = ("where", "casting", "order", "subok", "signature", "dtype", "axes")
 
 
 def _public(name: str) -> Callable:
@@ -182,19 +220,55 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
     target = UFUNC_METHODS.get((name, method))
     if target is not None:
         return _reduce(target, spelling, *inputs, **kwargs)
+    if method == "outer" and name in UFUNCS and ufunc.nin == 2:
+        return _outer(spelling, _public(UFUNCS[name]), *inputs, **kwargs)
     raise _no_rule(spelling)
+
+
+def _outer(spelling: str, f: Callable, a, b, **options):
+    """``ufunc.outer(a, b)``: ``f`` of every pair, ``a``'s axes first: ``f(a[..., None, …], b)``, recorded as ``f``."""
+    for option, value in options.items():
+        if value is not None and not (option == "where" and value is True):
+            raise TypeError(f"{spelling}: {option}= is not supported on tracked values")
+    tl = _public
+    a, b = (tl("stack")(v) if isinstance(v, list | tuple) else v for v in (a, b))
+    return f(tl("reshape")(a, np.shape(plain(a)) + (1,) * np.ndim(plain(b))), b)
 
 
 def _reduce(target: str, spelling: str, x, axis=0, dtype=None, out=None, keepdims=False, **options):
     if dtype is not None or options:
-        raise TypeError(f"{spelling}: {', '.join(['dtype', *options])}= not supported on tracked values")
-    if target == "cumsum":
+        given = (["dtype"] if dtype is not None else []) + list(options)
+        raise TypeError(f"{spelling}: {'=, '.join(given)}= not supported on tracked values")
+    if target in ("nanmax", "nanmin"):
+        return _nan_extremum(x, axis, keepdims, larger=target == "nanmax")
+    if target in ("cumsum", "cumprod"):
         return _public(target)(x, axis=axis)
     return _public(target)(x, axis=axis, keepdims=keepdims)
 
 
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **options):
+    """``np.full_like(a, v)`` with a tracked ``v``: ``v`` broadcast to the shape, recorded (a plain ``v``, or an
+    integer dtype, gives NumPy's plain array: ``a`` itself only lends its shape and dtype)."""
+    dtype = np.dtype(dtype if dtype is not None else getattr(a, "dtype", np.float64))
+    if isinstance(fill_value, list | tuple) and any(isinstance(v, _TrackedValue) for v in fill_value):
+        fill_value = _public("stack")(fill_value)
+    if not isinstance(fill_value, _TrackedValue) or dtype.kind not in "fc":
+        return np.full_like(plain(a), plain(fill_value), dtype, order, subok, shape, **options)
+    target = np.shape(plain(a)) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    filled = _public("broadcast_to")(fill_value, target)
+    return _public("astype")(filled, dtype) if filled.dtype != dtype else _public("copy")(filled)
+
+
 def array_function(func, types, args, kwargs):
     module, name = func.__module__, func.__name__
+    if name == "full_like":  # the fill value may be tracked
+        return _full_like(*args, **kwargs)
+    if name == "copyto":  # NumPy's own writes into a plain array (np.full_like(plain, v) makes one)
+        raise TypeError(
+            "numpy.copyto: NumPy would write a tracked value into a plain array (np.copyto, or np.full_like of a "
+            "plain array with a tracked fill value): tracking would be lost. Build the array with tl functions, "
+            "e.g. tl.broadcast_to(v, shape) or v * np.ones(shape)"
+        )
     if name in NON_DIFFERENTIABLE_FUNCTIONS or (name == "where" and len(args) + len(kwargs) == 1):
         return func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
     target = FUNCTIONS.get((module, name))
@@ -214,5 +288,6 @@ def numpy_spellings() -> dict[str, list[str]]:
         prefix = "np." + module[len("numpy.") :] + "." if module != "numpy" else "np."
         out.setdefault(name, []).append(prefix + function)
     for (ufunc, method), name in UFUNC_METHODS.items():
+        name = {"nanmax": "max", "nanmin": "min"}.get(name, name)
         out.setdefault(name, []).append(f"np.{ufunc}.{method}")
     return {name: sorted(set(spellings), key=lambda s: (s.count("."), s)) for name, spellings in out.items()}

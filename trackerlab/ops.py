@@ -60,6 +60,8 @@ class Op:
             x = args[0]
             if isinstance(x, _TrackedValue):
                 if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None and self.arity != 0:
+                    if kwargs:
+                        _refuse_tracked_settings(self, (), kwargs)
                     node = x.tracker
                     try:
                         out = self.impl(node.data, **kwargs) if kwargs else self.impl(node.data)
@@ -108,9 +110,11 @@ class Op:
             if isinstance(a, _ARGUMENT_KINDS):
                 break
         else:
-            if arity is not None:  # settings (a shape, an axis) may be tracked: record on their data
+            if arity is not None:  # settings (a shape, an axis) may be tracked: run on their data
                 for a in args[arity:]:
                     if isinstance(a, _TrackedValue):
+                        if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
+                            _refuse_tracked_settings(self, args, kwargs)
                         return _run(self, _plain(self, args), kwargs)
             try:  # the common plain case: nothing to convert, nothing to record
                 return self.impl(*args, **kwargs)
@@ -260,6 +264,7 @@ def _record2(op: Op, x, y):
 
 def _record2_set(op: Op, x, y, kwargs):
     """``_record2`` with settings by keyword (``exponent=`` of a fused pullback)."""
+    _refuse_tracked_settings(op, (), kwargs)
     a = x.data if type(x) is Tracked else x
     b = y.data if type(y) is Tracked else y
     try:
@@ -276,14 +281,18 @@ def _record(op: Op, args, kwargs):
     node and its wrapper made without ``__init__`` calls (see ``tracked._new``).
     """
     n = len(args) if op.arity is None else op.arity
+    if kwargs:
+        _refuse_tracked_settings(op, (), kwargs)
     raw = []
     stored = []
     convert = False
     for i, a in enumerate(args):
         if isinstance(a, _TrackedValue):
+            if i >= n:
+                _refuse_tracked_settings(op, args, kwargs)
             node = a.tracker
             raw.append(node.data)
-            stored.append(node if i < n else node.data)
+            stored.append(node)
         else:
             if i < n and isinstance(a, _SEQUENCES):
                 convert = True
@@ -302,6 +311,45 @@ def _record(op: Op, args, kwargs):
     except _FAILURES as error:
         raise _explain(op, raw, error) from None
     return _new(op, tuple(stored), kwargs, out)
+
+
+def _refuse_tracked_settings(op: Op, args, kwargs) -> None:
+    """Refuse a tracked value given as a setting of ``op`` (an argument after its operands, or a keyword
+    argument): the rule sends sensitivities to the operands only, so the gradient through the setting would
+    silently be lost (``leaky_relu(x, a)`` with a tracked slope ``a``)."""
+    if not args:  # keyword settings only, the common case: one type test each
+        for a in kwargs.values():
+            if isinstance(a, _ARGUMENT_KINDS):
+                break
+        else:
+            return
+    n = len(args) if op.arity is None else op.arity
+    given = [(f"argument {i + 1}", a) for i, a in enumerate(args) if i >= n]
+    given += [(f"the keyword argument {name}=", a) for name, a in kwargs.items()]
+    for where, a in given:
+        if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
+            if op.arity is None:  # every positional argument is an operand
+                raise TypeError(
+                    f"{op.name}: {where} is tracked; {op.name} differentiates with respect to the arguments given "
+                    f"by position only, so pass it by position (e.g. tl.clip(x, low, high)) to get its gradient"
+                )
+            operands = "its first argument" if n == 1 else f"its first {n} arguments"
+            example = _AS_OPERAND.get(op.name, "")
+            raise TypeError(
+                f"{op.name}: {where} is tracked, but it is a setting, and {op.name} is differentiated with respect "
+                f"to {operands} only, so the gradient through it would be lost; pass tl.data(...) of it to use "
+                f"its value as a constant, or write the formula with tl operations that take it as an operand"
+                + (f" ({example})" if example else "")
+            )
+
+
+# how to write an operation whose setting should receive a gradient, with that setting as an operand
+_AS_OPERAND = {
+    "leaky_relu": "tl.where(x > 0, x, a * x) for a tracked slope a",
+    "elu": "tl.where(x > 0, x, a * tl.expm1(x)) for a tracked alpha a",
+    "pad": "tl.pad(x, widths) + c * m, with m a plain array that is 1 on the padding, for a tracked value c",
+    "nan_to_num": "tl.where(np.isnan(tl.data(x)), c, x) for a tracked replacement c",
+}
 
 
 def defop(name: str, impl: Callable, *, arity: int | None = None, family: str = "", doc: str = "") -> Op:

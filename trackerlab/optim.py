@@ -31,6 +31,18 @@ class Optimiser(abc.ABC):
         return self._state[node]
 
 
+def _complex(Δ) -> bool:
+    return isinstance(Δ, complex) or getattr(getattr(Δ, "dtype", None), "kind", "") == "c"
+
+
+def _ascent(Δ):
+    """The direction in which the loss rises fastest, as a number of the parameter's kind. For a complex
+    parameter ``z = x + iy`` the gradient is ``∂L/∂x − i ∂L/∂y`` (see the differentiation notes), so it is its
+    conjugate ``∂L/∂x + i ∂L/∂y``: each optimiser then steps ``x`` and ``y`` as two real parameters, as PyTorch's
+    optimisers step a complex parameter."""
+    return Δ.conjugate() if _complex(Δ) else Δ
+
+
 class Descent(Optimiser):
     """Plain gradient descent: the step is ``eta * Δ``.
 
@@ -45,7 +57,7 @@ class Descent(Optimiser):
         self.eta = eta
 
     def apply(self, x, Δ):
-        return self.eta * Δ
+        return self.eta * _ascent(Δ)
 
     def __repr__(self) -> str:
         return f"Descent({self.eta})"
@@ -60,6 +72,7 @@ class Momentum(Optimiser):
         self.rho = rho
 
     def apply(self, x, Δ):
+        Δ = _ascent(Δ)
         state = self._slot(x, lambda: {"v": 0 * Δ})
         state["v"] = self.rho * state["v"] + self.eta * Δ
         return state["v"]
@@ -79,12 +92,19 @@ class ADAM(Optimiser):
 
     def apply(self, x, Δ):
         b1, b2 = self.beta
-        state = self._slot(x, lambda: {"m": 0 * Δ, "v": 0 * Δ, "t": 0})
+        pairs = _complex(Δ)
+        Δ = _ascent(Δ)
+        # the second moment of each real component: of x and of y for a complex parameter x + iy
+        square = Δ.real * Δ.real + 1j * (Δ.imag * Δ.imag) if pairs else Δ * Δ
+        state = self._slot(x, lambda: {"m": 0 * Δ, "v": 0 * square, "t": 0})
         state["t"] += 1
         state["m"] = b1 * state["m"] + (1 - b1) * Δ
-        state["v"] = b2 * state["v"] + (1 - b2) * Δ * Δ
+        state["v"] = b2 * state["v"] + (1 - b2) * square
         m_hat = state["m"] / (1 - b1 ** state["t"])
         v_hat = state["v"] / (1 - b2 ** state["t"])
+        if pairs:
+            real = m_hat.real / (v_hat.real**0.5 + self.epsilon)
+            return self.eta * (real + 1j * (m_hat.imag / (v_hat.imag**0.5 + self.epsilon)))
         return self.eta * m_hat / (v_hat**0.5 + self.epsilon)
 
     def __repr__(self) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from .._backend import is_lazy
 from ..ops import defop, register_rules
 from ..tracked import data, istracked
-from ._util import array, composite, div, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
+from ._util import array, composite, div, is_complex, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
+from .elementwise import abs as abs_
 from .indexing import getitem
 from .linalg import matmul
 from .matrices import symmetric_from, triangle_adjoint, tril
@@ -58,7 +59,8 @@ cholesky = defop(
 
 @wrapper("slogdet")
 def slogdet(x):
-    """``(sign, logabsdet)`` of the determinant, as ``numpy.linalg.slogdet``; ``logabsdet`` is tracked.
+    """``(sign, logabsdet)`` of the determinant, as ``numpy.linalg.slogdet``; ``logabsdet`` is tracked, and so is
+    the sign of a complex matrix (a real one's is ±1, with slope 0).
 
     >>> import trackerlab as tl
     >>> sign, logdet = tl.slogdet(tl.param([[2.0, 0.0], [0.0, -3.0]]))
@@ -67,7 +69,16 @@ def slogdet(x):
     """
     plain = data(x)
     logabsdet = _slogdet_op(x)  # first: the recorded operation explains a failure (a library without slogdet)
-    return ns(plain).linalg.slogdet(array(plain))[0], logabsdet
+    xp = ns(plain)
+    sign = xp.linalg.slogdet(array(plain))[0]
+    if istracked(x) and is_complex(plain) and bool(xp.all(xp.isfinite(data(logabsdet)))):
+        # a complex sign det/|det| moves with x (a real one is ±1, with slope 0): recorded as d/|d| for the
+        # determinant d of x scaled by the plain e^(-logabsdet/n), so |d| = 1 (no overflow); sign is unchanged by
+        # a positive scale, so holding the scale constant gives its derivatives exactly, to any order
+        scale = xp.exp(-array(data(logabsdet)) / shape(x)[-1])[..., None, None]
+        d = det(x * scale)
+        sign = d / abs_(d)
+    return sign, logabsdet
 
 
 @composite("inverses")

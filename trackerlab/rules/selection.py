@@ -8,11 +8,14 @@ from __future__ import annotations
 import math
 
 from .._backend import namespace
-from ..ops import defop, register_rules
+from ..ops import as_operand, defop, register_rules
 from ..tracked import data
-from ._util import composite, is_complex, keep, mask, real_only, unbroadcast
+from ._util import Later, composite, is_complex, keep, mask, real_only, unbroadcast
+from ._util import shape as shape_of
 from .complex import _complex_op, imag, real
 from .elementwise import _binary
+
+take = Later("indexing", "take")  # a family above this one (see ``_util.Later``)
 
 
 def _where(condition, x, y):
@@ -101,35 +104,33 @@ def _where_y(g, ans, condition, x, y):
     return unbroadcast(y, keep(not c if isinstance(c, bool) else namespace(c).logical_not(c), g))
 
 
-def _outside(v, lo, hi):
-    """Where ``clip`` replaced ``v`` by a bound (a NaN passes through, as ``clip`` returns it)."""
+def _chosen(v, lo, hi):
+    """Which of ``x``, ``lo`` and ``hi`` gives each element of ``clip(x, lo, hi)``, as NumPy computes it:
+    ``minimum(maximum(x, lo), hi)``. ``hi`` where ``x > hi``, and everywhere ``lo > hi`` (then ``hi`` is the
+    result whatever ``x`` is); ``lo`` where ``x < lo ≤ hi``; ``x`` elsewhere, at a bound it touches and where it
+    is NaN (which passes through)."""
     xp = namespace(v, lo, hi)
     v = xp.asarray(v)
-    out = v < lo if lo is not None else xp.zeros(v.shape, dtype=xp.bool)
-    return xp.logical_or(out, v > hi) if hi is not None else out
+    never = xp.zeros(v.shape, dtype=xp.bool)
+    low = v < lo if lo is not None else never
+    high = v > hi if hi is not None else never
+    if lo is not None and hi is not None:
+        crossed = xp.logical_and(xp.asarray(lo) > xp.asarray(hi), xp.logical_not(xp.isnan(v)))
+        high, low = xp.logical_or(high, crossed), xp.logical_and(low, xp.logical_not(crossed))
+    return xp.logical_not(xp.logical_or(low, high)), low, high
 
 
 def _clip_x(g, ans, x, a_min=None, a_max=None, **named):
     lo, hi = _bounds(data(a_min), data(a_max), named)
-    inside = namespace(data(x)).logical_not(_outside(data(x), lo, hi))
-    return unbroadcast(x, keep(inside, g))
+    return unbroadcast(x, keep(_chosen(data(x), lo, hi)[0], g))
 
 
 def _clip_bound(low: bool):
     def pullback(g, ans, x, a_min=None, a_max=None, **named):
-        v, bound = data(x), data(a_min if low else a_max)
-        hit = xp_less(v, bound) if low else xp_less(bound, v)
+        hit = _chosen(data(x), *_bounds(data(a_min), data(a_max), named))[1 if low else 2]
         return unbroadcast(a_min if low else a_max, keep(hit, g))
 
     return pullback
-
-
-def xp_less(a, b):
-    """``a < b`` on plain values: a Python bool for two numbers, booleans of the backend otherwise."""
-    if not hasattr(a, "shape") and not hasattr(b, "shape"):
-        return bool(a < b)
-    xp = namespace(a, b)
-    return xp.asarray(a) < xp.asarray(b)
 
 
 def _nan_to_num_rule(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -181,3 +182,43 @@ def select(condlist, choicelist, default=0):
             raise TypeError(f"select: conditions must be boolean arrays, not {condition.dtype}")
         out = where(condition, choice, out)
     return out
+
+
+@composite("selection")
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """``numpy.interp``: the piecewise-linear interpolant through the points ``(xp, fp)``, at ``x``; ``x``,
+    ``fp``, ``left`` and ``right`` may be tracked (``xp``, the knots, are constants). Between knots the slope
+    in ``x`` is that of the segment; at a knot, that of the segment to its right (the last knot: to its left);
+    outside the knots, 0 (``left`` or ``right`` is the value there, ``fp``'s first or last by default).
+
+    >>> import trackerlab as tl
+    >>> tl.gradient(lambda x: tl.interp(x, [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]), 2.0)
+    (0.5 (tracked),)
+    """
+    if period is not None:
+        raise TypeError("interp: period= is not supported on tracked values")
+    if getattr(xp, "tracker", None) is not None:
+        raise TypeError("interp: xp (the knots) is tracked; they are constants here: pass tl.data(xp)")
+    at = data(x)
+    library = namespace(at, data(fp))
+    knots = library.asarray(xp, dtype=library.float64)
+    fp = as_operand(fp, "interp")
+    n = knots.shape[0] if knots.ndim == 1 else -1
+    if n < 1 or shape_of(fp) != (n,):
+        raise ValueError(f"interp: xp and fp must be 1-D of one length, not {tuple(knots.shape)} and {shape_of(fp)}")
+    points = library.asarray(at, dtype=library.float64)
+    if n == 1:
+        segment = library.zeros(points.shape, dtype=library.int64)
+        low = high = take(fp, segment)
+        slope_part = 0.0 * x
+    else:
+        segment = library.searchsorted(knots, library.reshape(points, (-1,)), side="right") - 1
+        segment = library.reshape(library.clip(segment, 0, n - 2), points.shape)
+        low, high = take(fp, segment), take(fp, segment + 1)
+        start = library.take(knots, library.reshape(segment, (-1,)))
+        width = library.take(knots, library.reshape(segment + 1, (-1,))) - start
+        slope_part = (x - library.reshape(start, points.shape)) / library.reshape(width, points.shape)
+    value = low + (high - low) * slope_part
+    below, above = points < knots[0], points > knots[n - 1]
+    value = where(below, take(fp, 0) if left is None else left, value)
+    return where(above, take(fp, n - 1) if right is None else right, value)

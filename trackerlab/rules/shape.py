@@ -13,6 +13,7 @@ from ._util import shape as shape_of
 
 # functions of the families above this one that these rules call (see ``_util.Later``)
 getitem = Later("indexing", "getitem")
+concatenate = Later("joins", "concatenate")
 sum = Later("reductions", "sum")
 untake = Later("indexing", "_untake")
 
@@ -96,18 +97,39 @@ def _repeat(x, repeats, axis=None):
     return ns(x).repeat(array(x), repeats, axis=axis)
 
 
+def _pairs(values, ndim: int, what: str, number) -> list:
+    """NumPy's ``pad_width`` or ``constant_values`` (one value, a pair, or a pair per axis; a nest of lists,
+    tuples or an array) as one ``(before, after)`` per axis, each converted by ``number``."""
+    if hasattr(values, "tolist"):  # an array, or a NumPy number
+        values = values.tolist()
+    if not isinstance(values, list | tuple):
+        return [(number(values), number(values))] * ndim
+    if len(values) == 2 and not any(isinstance(v, list | tuple) for v in values):  # (before, after) for every axis
+        return [(number(values[0]), number(values[1]))] * ndim
+    pairs = []
+    for v in values:
+        v = tuple(v) if isinstance(v, list | tuple) else (v, v)
+        if len(v) == 1:
+            v = v * 2
+        if len(v) != 2:
+            raise ValueError(f"pad: each entry of {what} is one value or a pair (before, after), not {v}")
+        pairs.append((number(v[0]), number(v[1])))
+    if len(pairs) == 1:
+        return pairs * ndim
+    if len(pairs) != ndim:
+        raise ValueError(f"pad: {what} has {len(pairs)} entries for an array of dimension {ndim}")
+    return pairs
+
+
+def _width(n) -> int:
+    if not integer(n):
+        raise TypeError(f"pad: pad_width must hold integers, not {n!r}")
+    return int(n)
+
+
 def _widths(pad_width, ndim: int) -> list:
     """NumPy's ``pad_width`` (an int, a pair, or a pair per axis) as one ``(before, after)`` per axis."""
-    if isinstance(pad_width, int):
-        return [(pad_width, pad_width)] * ndim
-    if len(pad_width) == 2 and all(isinstance(p, int) for p in pad_width):  # (before, after) for every axis
-        return [tuple(pad_width)] * ndim
-    pad_width = [(p, p) if isinstance(p, int) else tuple(p) for p in pad_width]
-    if len(pad_width) == 1:
-        return pad_width * ndim
-    if len(pad_width) != ndim:
-        raise ValueError(f"pad: pad_width has {len(pad_width)} entries for an array of dimension {ndim}")
-    return pad_width
+    return _pairs(pad_width, ndim, "pad_width", _width)
 
 
 def _pad(x, pad_width, mode="constant", constant_values=0):
@@ -115,11 +137,12 @@ def _pad(x, pad_width, mode="constant", constant_values=0):
         raise ValueError(f"pad: mode={mode!r} has no gradient rule; only mode='constant' is supported")
     xp = ns(x)
     x = array(x)
+    values = _pairs(constant_values, x.ndim, "constant_values", lambda v: v)
     for axis, (before, after) in enumerate(_widths(pad_width, x.ndim)):
         parts = []
-        for n in (before, after):
+        for n, value in zip((before, after), values[axis]):
             side = tuple(n if i == axis else s for i, s in enumerate(x.shape))
-            parts.append(xp.full(side, constant_values, dtype=x.dtype))
+            parts.append(xp.full(side, value, dtype=x.dtype))
         if before or after:
             x = xp.concat([parts[0], x, parts[1]], axis=axis)
     return x
@@ -177,8 +200,17 @@ def matrix_transpose(x):
 
 
 @composite("shape")
-def diff(x, n=1, axis=-1):
-    """``numpy.diff``: the ``n``-th differences along ``axis``."""
+def diff(x, n=1, axis=-1, prepend=None, append=None):
+    """``numpy.diff``: the ``n``-th differences along ``axis``, of ``x`` with ``prepend`` and ``append`` joined
+    to it along ``axis`` first (a number stands for a slice of that value)."""
+    if prepend is not None or append is not None:
+        ndim = len(shape_of(x))
+        if not ndim:
+            raise ValueError("diff: requires an input that is at least one dimensional")
+        edge = tuple(1 if i == axis % ndim else m for i, m in enumerate(shape_of(x)))
+        ends = [as_operand(v, "diff") for v in (prepend, append) if v is not None]
+        ends = [v if len(shape_of(v)) else broadcast_to(v, edge) for v in ends]
+        x = concatenate(ends[:1] + [x] + ends[1:] if prepend is not None else [x] + ends, axis=axis)
     for _ in range(n):
         length = shape_of(x)[axis]
         x = take_slice(x, axis, 1, length) - take_slice(x, axis, 0, length - 1)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from .._backend import shape_of
 from .._checks import check_replayed
 from .._recording import RECORDING, no_grad
@@ -64,21 +66,29 @@ def _(message, x):
 
 
 @primitive
-def checkpoint(f, *args):
-    """``f(*args)`` without keeping its tape: the backward pass runs ``f`` again to get it.
+def checkpoint(f, *args, **settings):
+    """``f(*args, **settings)`` without keeping its tape: the backward pass runs ``f`` again to get it.
+    Gradients go to ``args``; keyword ``settings`` are constants.
 
     >>> import trackerlab as tl
     >>> x = tl.param(3.0)
     >>> tl.gradient(lambda x: tl.checkpoint(lambda t: t * t, x), x)
     (6.0 (tracked),)
     """
-    return f(*args)
+    return f(*args, **settings)
 
 
 @grad_rule(checkpoint)
-def _(f, *args):
+def _(f, *args, **settings):
+    if settings:
+        f = functools.partial(f, **settings)
     with no_grad():
         value = data(f(*(data(a) for a in args)))  # plain even where f differentiates (gradient records)
+    if isinstance(value, list | tuple):
+        raise TypeError(
+            f"checkpoint: f returned a {type(value).__name__}; checkpoint records one result: return one array, "
+            "e.g. tl.stack([a, b]), and index it"
+        )
 
     def pullback(Δ):
         before = RECORDING.on

@@ -1,0 +1,72 @@
+"""Array methods and in-place operators on tracked arrays, as a NumPy user writes them: options trackerlab
+cannot honour are named (they were Python's "method() got an unexpected keyword argument"), NumPy's
+in-place methods say what to write instead, and ``+=`` makes a new value, as for JAX arrays."""
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+X = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+
+OPTIONS = {
+    "x.sum(initial=0)": (lambda x: x.sum(initial=0), "sum: initial= is not supported on tracked values"),
+    "x.mean(where=mask)": (lambda x: x.mean(where=tl.data(x) > 0), "mean: where= is not supported"),
+    "x.max(initial=0)": (lambda x: x.max(initial=0), "max: initial= is not supported"),
+    "x.std(mean=0)": (lambda x: x.std(mean=0), "std: mean= is not supported"),
+    "x.take([0], mode='clip')": (lambda x: x.take([0], mode="clip"), "take: mode= is not supported"),
+    "x.clip(0, 1, out=buffer)": (lambda x: x.clip(0, 1, out=np.zeros((2, 3))), "clip: out= is not supported"),
+    "x.reshape(3, 2, copy=True)": (lambda x: x.reshape(3, 2, copy=True), "reshape: copy= is not supported"),
+    "x.trace(dtype=float)": (lambda x: x.trace(dtype=float), "trace: dtype= is not supported"),
+    "x.astype(np.float32, casting='unsafe')": (
+        lambda x: x.astype(np.float32, casting="unsafe"),
+        "astype: casting= is not supported",
+    ),
+}
+
+
+@pytest.mark.parametrize("call", sorted(OPTIONS))
+def test_options_of_methods_are_named(call):
+    f, message = OPTIONS[call]
+    with pytest.raises(TypeError, match=message):
+        f(tl.param(X))
+
+
+def test_options_at_numpys_defaults_are_accepted():
+    x = tl.param(X)
+    y = x.sum(where=True) + x.take([0, 4], out=None).sum() + x.repeat(2, axis=0, out=None).sum()
+    tl.back_(y)
+    want = np.ones_like(X) + 2 * np.ones_like(X)
+    want.flat[0] += 1
+    want.flat[4] += 1
+    np.testing.assert_array_equal(x.grad, want)
+
+
+IN_PLACE = {
+    "x.sort()": (lambda x: x.sort(), "tl.sort"),
+    "x.partition(1)": (lambda x: x.partition(1), "tl.partition"),
+    "x.fill(0)": (lambda x: x.fill(0), "tl.where"),
+    "x.put([0], 1.0)": (lambda x: x.put([0], 1.0), "tl.where"),
+    "x.resize((3, 2))": (lambda x: x.resize((3, 2)), "tl.reshape"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(IN_PLACE))
+def test_numpys_in_place_methods_say_what_to_write(call):
+    # they were AttributeError: 'TrackedArray' object has no attribute 'sort'
+    f, instead = IN_PLACE[call]
+    with pytest.raises(TypeError, match=rf"x\.\w+\(\.\.\.\) changes an array in place.*{instead}"):
+        f(tl.param(X))
+
+
+def test_augmented_assignment_makes_a_new_value_and_the_gradient_follows_it():
+    def f(x):
+        y = x * 1.0
+        alias = y
+        y += y  # a new value bound to y; alias keeps the old one, as a JAX array would
+        y *= x
+        return tl.sum(y * np.array([1.0, 10.0, 100.0])) + tl.sum(alias)
+
+    x = np.array([1.0, 2.0, 3.0])
+    (g,) = tl.gradient(f, x)
+    np.testing.assert_array_equal(tl.data(g), 4 * x * np.array([1.0, 10.0, 100.0]) + 1.0)
