@@ -48,7 +48,7 @@ class Descent(Optimiser):
 
     >>> import trackerlab as tl
     >>> x = tl.param([1.0, 2.0]); gs = tl.gradient(lambda: tl.sum(x * x), tl.Params([x]))
-    >>> tl.update_(tl.optim.Descent(0.1), tl.Params([x]), gs); x.data
+    >>> _ = tl.update_(tl.optim.Descent(0.1), tl.Params([x]), gs); x.data
     array([0.8, 1.6])
     """
 
