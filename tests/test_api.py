@@ -501,3 +501,23 @@ def test_back_keeps_a_fresh_sensitivity_as_a_grad_nothing_else_holds():
     held = x.grad
     tl.back_(tl.sum(x * 1.0))  # held by code: added in place, as Flux's accum!
     assert held is x.grad and np.all(held == 6.0)
+
+
+@pytest.mark.parametrize("delta", [np.array([1j, 0.0, 2.0]), [1j, 0, 0], np.ones(3, dtype=np.complex64)])
+def test_a_complex_seed_for_a_real_value_is_refused(delta):
+    # the imaginary part has nowhere to go: it was dropped without a word
+    x = tl.param(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match=r"back_: Δ is complex, but y is real \(float64\).*Δ\.real"):
+        tl.back_(x * 2.0, delta)
+    with pytest.raises(TypeError, match="forward: Δ is complex|Δ is complex, but y is real"):
+        tl.forward(lambda v: v * 2.0, x)[1](delta)
+    assert np.array_equal(x.grad, np.zeros(3))
+
+
+def test_a_complex_seed_for_a_complex_value_and_a_real_seed_are_taken():
+    z = tl.param(np.array([1.0 + 1.0j, 2.0]))
+    tl.back_(z * 2.0, np.array([1.0 + 2.0j, 1.0]))
+    np.testing.assert_allclose(z.grad, [2.0 + 4.0j, 2.0])
+    x = tl.param(np.array([1.0, 2.0]))
+    tl.back_(x * x, np.array([1.0, 3.0]))
+    np.testing.assert_allclose(x.grad, [2.0, 12.0])

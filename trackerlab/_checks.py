@@ -35,6 +35,11 @@ def seed(y, Δ, who: str, nest: bool = False):
         raise ValueError(
             f"{who}: y has shape {shape}; pass a sensitivity Δ of that shape (or reduce y to a scalar first)"
         )
+    if _is_complex(Δ) and not _is_complex(value):
+        raise TypeError(
+            f"{who}: Δ is complex, but y is real ({_kind_name(value)}); a real y's sensitivity is real, and "
+            "its imaginary part would be dropped without a word. Pass a real Δ (Δ.real, if that is what you mean)"
+        )
     if nest and isinstance(Δ, _TrackedValue):
         delta_shape = Δ.shape
     else:
@@ -53,6 +58,22 @@ def seed(y, Δ, who: str, nest: bool = False):
         xp = namespace(value)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
     raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
+
+
+def _is_complex(x) -> bool:
+    """Whether ``x`` (a number, an array or a tracked value, or a list of numbers) holds complex numbers."""
+    x = data(x)
+    if isinstance(x, complex):
+        return True
+    if isinstance(x, list | tuple):
+        return any(_is_complex(v) for v in x)
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and not isinstance(x, type) and dtype_kind(x) == "c"
+
+
+def _kind_name(value) -> str:
+    dtype = getattr(value, "dtype", None)
+    return str(dtype) if dtype is not None else type(value).__name__
 
 
 def _in_precision(Δ, value):
