@@ -255,3 +255,18 @@ def test_back_after_a_reset_gives_the_numbers_gradient_gives_signed_zeros_too():
     np.testing.assert_array_equal(W.grad, want)
     np.testing.assert_array_equal(np.signbit(W.grad), np.signbit(want))
     np.testing.assert_array_equal(np.signbit(W.grad), [True, False, True])
+
+
+def test_a_tracked_real_after_a_reset_takes_its_sensitivity_and_then_accumulates():
+    b = tl.param(1.5)
+    tl.back_(b * b)
+    assert b.grad == 3.0
+    tl.zero_grad_(b)
+    assert b.grad == 0.0
+    tl.zero_grad_(b)
+    tl.back_(b * 4.0 + np.float64(1.0))  # a NumPy float64 sensitivity, kept as the .grad
+    tl.back_(b * b)
+    assert b.grad == 7.0 and isinstance(b.grad, float)
+    tl.update_(b, -0.5)
+    tl.back_(3.0 * b)
+    assert b.grad == 3.0 and b.data == 1.0

@@ -226,4 +226,5 @@ _NUMPY_PROBE = _np.empty(0)
 NDARRAY = _np.ndarray  # the tape makes the NumPy arrays it saves read-only (_plain._lock)
 FLOAT64 = _NUMPY_PROBE.dtype  # the dtype of a Python float, as NumPy reads it
 REAL_SCALARS = frozenset({float, _np.float64, _np.float32, _np.float16})  # of shape (), real
+NUMPY_FLOAT64 = _np.float64  # NumPy's scalar of a Python float's precision
 del _np

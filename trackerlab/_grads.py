@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 
 from . import tracked as _tracked
-from ._backend import NDARRAY, shape_of
+from ._backend import NDARRAY, NUMPY_FLOAT64, shape_of
 from ._checks import check_separate_grads
 from ._plain import _copy_plain
 from .tracked import GRADS_LOCK, _made, _Zeros
@@ -59,6 +59,9 @@ def accumulate(found, who: str) -> None:
                     and value.flags.c_contiguous  # a fresh zero array would be laid out as the value
                 ):
                     node._grad = delta
+                    continue
+                if type(value) is float and (type(delta) is float or type(delta) is NUMPY_FLOAT64):
+                    node._grad = delta  # a tracked real's: zero plus it is itself (a number: nothing holds it)
                     continue
                 total = _made(node)
             if (  # a lone .grad and a lone fresh sensitivity of one dtype, shape and layout: the sum goes into it

@@ -13,7 +13,7 @@ from collections import deque
 
 from . import _text
 from . import tracked as _tracked
-from ._backend import NDARRAY, REAL_SCALARS, defers
+from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, defers
 from ._checks import (
     check_constants,
     check_fresh,
@@ -124,7 +124,7 @@ def _walk(
         if node.isleaf or (stop and node in stop):
             kind = type(g)  # handed out in the leaf's own dtype (a fast test first: the common case matches)
             if (kind is NDARRAY and g.dtype is not getattr(node.data, "dtype", None)) or (
-                kind is not NDARRAY and kind is not float
+                kind is not NDARRAY and kind is not float and not (kind is NUMPY_FLOAT64 and type(node.data) is float)
             ):
                 g = in_dtype_of(g, node.data)
             if check is not None:
