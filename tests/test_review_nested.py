@@ -23,7 +23,7 @@ def central(f, x, h=1e-6):
 @pytest.mark.parametrize("inner", ["hessian", "jacobian of gradient"])
 def test_a_third_derivative_through_a_hessian(inner):
     x0, v = np.array([0.7, 1.1, 1.3]), np.arange(9.0).reshape(3, 3)
-    f = lambda x: tl.sum(x**3 * 1.5 + tl.sin(x))  # noqa: E731
+    f = lambda x: tl.sum(x**3 * 1.5 + tl.sin(x))
 
     def second(x):
         if inner == "hessian":
@@ -36,8 +36,8 @@ def test_a_third_derivative_through_a_hessian(inner):
 
 
 def test_the_gradient_of_a_jacobian_reaches_the_parameters_its_function_closes_over():
-    loss = lambda W: tl.sum(tl.jacobian(lambda x: tl.sin(W @ x), X0) * V)  # noqa: E731
-    plain = lambda W: np.sum(np.cos(W @ X0)[:, None] * W * V)  # noqa: E731
+    loss = lambda W: tl.sum(tl.jacobian(lambda x: tl.sin(W @ x), X0) * V)
+    plain = lambda W: np.sum(np.cos(W @ X0)[:, None] * W * V)
     np.testing.assert_allclose(tl.data(tl.gradient(loss, W0)[0]), central(plain, W0), atol=1e-8)
     W = tl.param(W0)
     gs = tl.gradient(lambda: loss(W) + tl.sum(W), tl.Params([W]))
@@ -45,8 +45,8 @@ def test_the_gradient_of_a_jacobian_reaches_the_parameters_its_function_closes_o
 
 
 def test_the_gradient_of_a_hessian_reaches_the_parameters_its_function_closes_over():
-    loss = lambda W: tl.sum(tl.hessian(lambda x: tl.sum(tl.sin(W @ x)), X0))  # noqa: E731
-    plain = lambda W: np.sum(W.T @ np.diag(-np.sin(W @ X0)) @ W)  # noqa: E731
+    loss = lambda W: tl.sum(tl.hessian(lambda x: tl.sum(tl.sin(W @ x)), X0))
+    plain = lambda W: np.sum(W.T @ np.diag(-np.sin(W @ X0)) @ W)
     np.testing.assert_allclose(tl.data(tl.gradient(loss, W0)[0]), central(plain, W0), atol=1e-8)
 
 
