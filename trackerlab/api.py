@@ -139,14 +139,15 @@ def _run(f: Callable, args) -> tuple[list, object]:
         state.differentiating -= 1
 
 
-def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
+def _sensitivities(
+    y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None, leaves_only: bool = True
+) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
     walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
-    constants it compared (``_plain.Verified``)."""
+    constants it compared (``_plain.Verified``). ``leaves_only=False`` where ``wanted`` may hold a computed
+    value (``Params([W, h])`` with ``h = W * 3``): the walk yields its step too."""
     wanted = set(wanted)
-    # a computed value among ``wanted`` (``Params([W, h])`` with ``h = W * 3``): its step is yielded too
-    leaves_only = all(node.isleaf for node in wanted)
     found = {}
     if nest:
         state = RECORDING
@@ -265,7 +266,16 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
         leaves = None if None in reached else reached
-    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses, verified=verified)
+    found = _sensitivities(
+        y,
+        None,
+        "gradient",
+        nodes,
+        nest=leaves is None,
+        uses=uses,
+        verified=verified,
+        leaves_only=all(node.isleaf for node in nodes),
+    )
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
     loss = data(y)
@@ -286,7 +296,9 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
         check_loss(y, "gradient")
         if first is not None:
             check_replayed(first, y, "gradient")
-        found = _sensitivities(y, None, "gradient", [node], nest=True) if isinstance(y, _TrackedValue) else {}
+        if not isinstance(y, _TrackedValue):
+            return _as_result(None, node)
+        found = _sensitivities(y, None, "gradient", [node], nest=True, leaves_only=node.isleaf)
         return _as_result(found.get(node), node)
 
     def gradient(*values):
