@@ -509,7 +509,7 @@ def test_a_complex_seed_for_a_real_value_is_refused(delta):
     x = tl.param(np.array([1.0, 2.0, 3.0]))
     with pytest.raises(TypeError, match=r"back_: Δ is complex, but y is real \(float64\).*Δ\.real"):
         tl.back_(x * 2.0, delta)
-    with pytest.raises(TypeError, match="forward: Δ is complex|Δ is complex, but y is real"):
+    with pytest.raises(TypeError, match=r"forward: Δ is complex|Δ is complex, but y is real"):
         tl.forward(lambda v: v * 2.0, x)[1](delta)
     assert np.array_equal(x.grad, np.zeros(3))
 

@@ -195,8 +195,8 @@ def test_a_new_value_set_after_a_reset_keeps_the_grad_of_its_shape():
     x = tl.param(np.ones(2))
     tl.back_(tl.sum(x * 2.0))
     tl.zero_grad_(x)
-    x.data = np.array([5.0, 6.0], np.float32)  # same shape: the .grad keeps its dtype, as before
-    assert x.grad.dtype == np.float64
+    x.data = np.array([5.0, 6.0], np.float32)  # same shape: the .grad takes the parameter's new dtype
+    assert x.grad.dtype == np.float32
     np.testing.assert_array_equal(x.grad, [0.0, 0.0])
     tl.zero_grad_(x)
     x.data = np.zeros(3)  # a new shape: zeros of that shape

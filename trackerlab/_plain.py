@@ -196,10 +196,12 @@ def _fingerprint(value):
 
 def _weighted(flat):
     """The weighted sum of the one-dimensional ``flat`` with weights drawn once for its size and dtype (floats
-    in [1, 2), or odd integers), computed on its memory in order, so that computing it again on the same
-    unchanged memory gives the same bits. A change in place moves it unless the changes cancel in a sum with
-    random weights, which no accidental change does (a swap of two values, a sort, a shuffle of rows, a single
-    element, a new batch all move it).
+    of either sign with magnitudes in [1, 2), or odd integers), computed on its memory in order, so that
+    computing it again on the same unchanged memory gives the same bits. A change in place moves it unless the
+    changes cancel in a sum with random weights, which no accidental change does (a swap of two values, a sort,
+    a shuffle of rows, a single element, a new batch all move it). Signs that cancel keep a sum of a million
+    like numbers near a thousand of them, and the rows of a float32 array are summed in float64, so that a
+    change of one number by a few float32 steps still moves the total.
 
     One pass at the speed of memory, reading nothing else of its size: past ``_BLOCK`` numbers, the memory is
     read as rows of ``_BLOCK`` and the weight of the number in row ``i`` and column ``j`` is ``u[i] w[j]`` (one
@@ -211,13 +213,18 @@ def _weighted(flat):
     rows, tail = divmod(size, _BLOCK)
     dtype = flat.dtype
     body = flat[: rows * _BLOCK].reshape(rows, _BLOCK)
-    total = _weights(rows, dtype, 1).dot(body.dot(_weights(_BLOCK, dtype)))
+    sums = body.dot(_weights(_BLOCK, dtype))
+    wider = _WIDER.get(dtype.char)
+    if wider is not None:  # float32 rows are summed in float64 (a float32 total of a million numbers has lost
+        sums = sums.astype(wider)  # the digits that a change of 0.01 in one of them moves): rows / 1,024 numbers
+    total = _weights(rows, sums.dtype, 1).dot(sums)
     if tail:
-        total = total + flat[rows * _BLOCK :].dot(_weights(tail, dtype, 2))
+        total = total + flat[rows * _BLOCK :].dot(_weights(tail, flat.dtype, 2))
     return total
 
 
 _BLOCK = 1024
+_WIDER = {"f": "d", "F": "D"}  # float32 and complex64 rows' sums are added in double precision
 
 
 def _flat(value):
@@ -240,8 +247,9 @@ def _weights(size: int, dtype, draw: int = 0):
             _WEIGHTS.clear()
         xp = namespace()
         draws = xp.random.default_rng((0x7AC4, draw)).random(size)
-        if dtype.kind in "fc":
-            weights = xp.asarray(1.0 + draws, dtype=dtype)
+        if dtype.kind in "fc":  # of either sign, so that a sum of like numbers stays small and keeps its digits
+            signs = xp.random.default_rng((0x7AC4, draw, 1)).integers(0, 2, size) * 2 - 1
+            weights = xp.asarray((1.0 + draws) * signs, dtype=dtype)
         else:  # odd integers: the products wrap around exactly, and no weight is a power of two's multiple
             weights = xp.asarray(2 * (draws * 2**20).astype(xp.int64) + 1, dtype=dtype)
         _setflags(weights, False)

@@ -322,7 +322,9 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
 
 
 def jacobian(f: Callable, x):
-    """The Jacobian of ``f`` at ``x``, a plain array of shape ``f(x).shape + x.shape``.
+    """The Jacobian of ``f`` at ``x``, a plain array of shape ``f(x).shape + x.shape``; inside a function being
+    differentiated (a third derivative, the gradient of a Hessian), a tracked one where it depends on tracked
+    values, so that it can be differentiated.
 
     >>> import trackerlab as tl
     >>> tl.jacobian(lambda x: x * x, [1.0, 2.0])
@@ -338,6 +340,8 @@ def jacobian(f: Callable, x):
     n_out = math.prod(out_shape)
     xp = namespace(y_value, x_value)
     rows = []
+    recorded = False
+    inside = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0  # a function being differentiated
     for i in range(n_out):
         if out_shape:
             seed = xp.zeros(n_out, dtype=getattr(y_value, "dtype", xp.float64))
@@ -345,8 +349,20 @@ def jacobian(f: Callable, x):
             seed = xp.reshape(seed, out_shape)
         else:
             seed = 1.0
-        rows.append(data(back(seed)[0]))
+        row = back(seed)[0]
+        if inside and isinstance(row, _TrackedValue) and not row.tracker.isleaf:
+            recorded = True  # the walk was recorded: the row depends on tracked values (x, or f's closure)
+        rows.append(row)
+    # inside a function being differentiated, a Jacobian that depends on tracked values (a tracked x, a
+    # parameter f closes over) is recorded, so that its gradient reaches them (a plain J was a constant there:
+    # a third derivative through hessian came out 0, and so did the gradient of a Jacobian with respect to
+    # the parameters of f, without a word)
+    if recorded:
+        ops = operations()
+        J = ops["stack"]([ops["reshape"](row, (-1,)) for row in rows])
+        return ops["reshape"](J, out_shape + in_shape)
     # the rows are x's sensitivities: of x's library (NumPy for a NumPy x over dask data, which lands them)
+    rows = [data(row) for row in rows]
     rp = namespace(*rows) if rows else namespace(x_value)
     rows = [rp.reshape(rp.asarray(row), (-1,)) for row in rows]
     J = rp.stack(rows) if rows else rp.zeros((0, math.prod(in_shape)))

@@ -334,6 +334,14 @@ def _new(op, args: tuple, kwargs, out, back=None):
 # The public wrappers. Operators are bound in ``ops.py`` once the operations exist.
 
 
+def _dtype_changed(grad, new) -> bool:
+    """Whether ``x.data = new`` gave the parameter a dtype its ``.grad`` can be cast to and does not have."""
+    have, want = getattr(grad, "dtype", None), getattr(new, "dtype", None)
+    if have is None or want is None or have == want or not hasattr(grad, "shape"):
+        return False
+    return (have.kind in "fiub" and want.kind in "fc") or have.kind == want.kind == "c"
+
+
 class _TrackedValue:
     __slots__ = ("__weakref__", "tracker")
     __array_priority__ = 1000.0
@@ -357,6 +365,8 @@ class _TrackedValue:
         node.data = new
         if _shape(grad) != _shape(new):
             node._grad = _ZEROS
+        elif _dtype_changed(grad, new):  # a gradient has its parameter's dtype (a complex one is not made real)
+            node._grad = namespace(grad).astype(grad, new.dtype)
         _changed(node)
 
     @property
