@@ -80,7 +80,7 @@ def _in_precision(Δ, value):
     """A real NumPy ``Δ`` (a number or an array) in the precision of a real NumPy ``y`` of another float dtype:
     a float32 loss back-propagates in float32 whatever number or array its sensitivity is given as."""
     dtype = getattr(value, "dtype", None)
-    if dtype is None or dtype.kind != "f" or type(value).__module__ != "numpy":
+    if dtype is None or type(value).__module__ != "numpy" or dtype.kind != "f":  # (other libraries' dtypes lack .kind)
         return Δ
     kind = type(Δ)
     if kind is float or kind is int:
