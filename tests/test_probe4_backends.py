@@ -48,3 +48,24 @@ def test_a_numeric_seed_on_an_array_api_strict_loss():
     np.testing.assert_allclose(np.asarray(tl.data(g)), 2.5 * (np.cos(X0) * X0 + np.sin(X0)), rtol=1e-12)
     (g,) = tl.gradient(lambda x: tl.sum(tl.sin(x) * x), xs.asarray(X0))
     np.testing.assert_allclose(np.asarray(tl.data(g)), np.cos(X0) * X0 + np.sin(X0), rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize(
+    "index",
+    [
+        (slice(None), None, slice(None)),
+        (None, Ellipsis),
+        (1, None, Ellipsis),
+        (slice(1, 3), None, 0, None),
+    ],
+)
+def test_new_axes_in_an_index_on_array_api_strict_values(index):
+    w = RNG.normal(size=np.empty((4, 3))[index].shape)
+    x = tl.param(xs.asarray(RNG.normal(size=(4, 3))))
+    tl.back_(tl.sum(tl.sin(x)[index] * xs.asarray(w)))
+    expected = np.zeros((4, 3))
+    expected[tuple(i for i in index if i is not None)] = np.reshape(
+        w, np.empty((4, 3))[tuple(i for i in index if i is not None)].shape
+    )
+    np.testing.assert_allclose(np.asarray(tl.grad(x)), expected * np.cos(np.asarray(tl.data(x))), rtol=1e-12)
