@@ -56,6 +56,8 @@ def seed(y, Δ, who: str, nest: bool = False):
         return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
     if delta_shape == ():
         xp = namespace(value)
+        if isinstance(Δ, _TrackedValue):  # a tracked scalar Δ, spread over y by a recorded product
+            return Δ * xp.ones(shape, dtype=value.dtype)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
     raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
 
