@@ -56,6 +56,8 @@ def seed(y, Δ, who: str, nest: bool = False):
         return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
     if delta_shape == ():
         xp = namespace(value)
+        if isinstance(Δ, _TrackedValue):  # a tracked scalar Δ, spread over y by a recorded product
+            return Δ * xp.ones(shape, dtype=value.dtype)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
     raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
 
@@ -80,7 +82,7 @@ def _in_precision(Δ, value):
     """A real NumPy ``Δ`` (a number or an array) in the precision of a real NumPy ``y`` of another float dtype:
     a float32 loss back-propagates in float32 whatever number or array its sensitivity is given as."""
     dtype = getattr(value, "dtype", None)
-    if dtype is None or dtype.kind != "f" or type(value).__module__ != "numpy":
+    if dtype is None or type(value).__module__ != "numpy" or dtype.kind != "f":  # (other libraries' dtypes lack .kind)
         return Δ
     kind = type(Δ)
     if kind is float or kind is int:

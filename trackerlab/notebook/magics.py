@@ -15,7 +15,8 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .._order import numbering
-from ..tracked import istracked, param
+from ..params import zero_grad_
+from ..tracked import isleaf, istracked, param
 from ._i18n import _
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
@@ -64,7 +65,11 @@ class TrackMagics(Magics):
         made = {}
         for name in args.params:
             try:
-                made[name] = param(ns[name])
+                value = ns[name]
+                # a parameter already stays the same leaf (its gradient reset, as a new one's would be): a new
+                # leaf would cut it off from the values earlier cells computed from it, whose gradients would
+                # then go to the old leaf, and the variable's .grad would read 0 without a word
+                made[name] = zero_grad_(value) if istracked(value) and isleaf(value) else param(value)
             except (TypeError, ValueError) as error:
                 raise UsageError(
                     _("%%track -p: cannot make {name} a param: {error}").format(name=name, error=error)

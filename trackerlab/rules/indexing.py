@@ -44,6 +44,11 @@ def _untake(g, index, shape):
     if mask is not None and library_name(g) != "numpy":
         return _unmask(xp, g, mask, tuple(shape))
     out = xp.zeros(tuple(shape), dtype=g.dtype)
+    if _basic_with_new_axes(index) and library_name(g) != "numpy":
+        # the new axes (x[:, None]) have length 1: drop them from the index and from g, as libraries that
+        # accept None in x[...] but not in x[...] = g (array_api_strict) need
+        index = tuple(i for i in index if i is not None)
+        g = xp.reshape(g, out[index].shape)
     if not _repeats_possible(index):
         out[index] = g
         return out
@@ -59,6 +64,15 @@ def _untake(g, index, shape):
     raise TypeError(
         f"getitem: the gradient of integer-array indexing needs a scatter-add (ufunc.at), which "
         f"{library_name(out)} lacks; index with slices or boolean masks instead"
+    )
+
+
+def _basic_with_new_axes(index) -> bool:
+    """Whether ``index`` is a tuple of slices, integers and ``...`` with at least one ``None`` (a new axis)."""
+    return (
+        isinstance(index, tuple)
+        and any(i is None for i in index)
+        and all(i is None or i is Ellipsis or isinstance(i, slice | int) for i in index)
     )
 
 
