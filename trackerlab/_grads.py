@@ -1,7 +1,7 @@
 """The ``.grad`` arrays of parameters: ``back_``'s accumulation into them and ``zero_grad_``'s reset.
 
 Both reuse an array where no code holds it, which no one can tell from making a new one. ``zero_grad_``
-leaves zeros not yet made (``tracked._Zeros``, holding the old ``.grad`` if nothing else held it), and
+leaves zeros not yet made (``_plain._Zeros``, holding the old ``.grad`` if nothing else held it), and
 ``back_`` keeps the walk's fresh sensitivity as such a ``.grad`` (zeros plus it is itself), or as a lone
 ``.grad``, with the sum in it; the zeros are made, in the old array, only if ``.grad`` is read first. The step's
 large arrays then live on instead of being freed and made again, which keeps the C allocator from returning
@@ -17,8 +17,7 @@ import sys
 from . import tracked as _tracked
 from ._backend import NDARRAY, NUMPY_FLOAT64, shape_of
 from ._checks import check_separate_grads
-from ._plain import _copy_plain
-from .tracked import GRADS_LOCK, _made, _Zeros
+from ._plain import GRADS_LOCK, ZERO_GRAD, _copy_plain, _made, _Zeros
 
 # NumPy lets other threads run while it adds large arrays: two back_ calls adding into one .grad at once
 # would each read the old total, and one contribution would be lost (reading a reset .grad, which makes
@@ -112,7 +111,7 @@ def reset(node) -> None:
     ):
         node._grad = _Zeros(old)
     else:
-        node._grad = _tracked._ZEROS
+        node._grad = ZERO_GRAD
 
 
 def _lone_counts() -> tuple[int, int]:

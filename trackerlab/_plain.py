@@ -340,3 +340,45 @@ class _Lent(threading.local):
 
 
 VERIFIED = _Lent()
+
+
+# ``.grad``'s storage (``tracked.Tracked.grad`` reads it, ``_grads`` accumulates into it). A parameter's
+# gradient that is all zeros (a new parameter's, one reset by ``zero_grad_`` or ``update_``) is not made until
+# someone reads it: the node's ``_grad`` slot holds ``_Zeros`` instead, and ``back_`` keeps the walk's fresh
+# sensitivity as the ``.grad`` where it may (``_grads.accumulate``), skipping both the zeroing and the addition.
+# Reading ``node.grad`` (or ``x.grad``, ``tl.grad(x)``) makes the zeros then, once, and stores them, so whoever
+# holds that array sees ``back_`` accumulate into it as before.
+GRADS_LOCK = threading.Lock()  # one thread makes a reset .grad or accumulates into a .grad at a time
+
+
+class _Zeros:
+    """A ``.grad`` of zeros of its parameter's shape and dtype, not yet made. ``spare`` is the array the
+    ``.grad`` held before its reset, which nothing else held (``_grads.reset`` tests it): it becomes the
+    zeros, filled then, unless ``back_`` replaces it first; until then it keeps the step's memory in use,
+    as a ``.grad`` zeroed in place did (freeing it would let the C allocator trim its heap every step)."""
+
+    __slots__ = ("spare",)
+
+    def __init__(self, spare=None):
+        self.spare = spare
+
+    def __repr__(self) -> str:
+        return "_Zeros()"
+
+
+ZERO_GRAD = _Zeros()  # zeros with no array to reuse: a new parameter's gradient
+
+
+def _made(node) -> object:
+    """The ``.grad`` of ``node`` made real if it is ``_Zeros`` (and stored); the caller holds ``GRADS_LOCK``."""
+    grad = node._grad
+    if type(grad) is not _Zeros:
+        return grad
+    value, spare = node.data, grad.spare
+    if spare is not None and type(value) is NDARRAY and spare.shape == value.shape and spare.dtype == value.dtype:
+        spare.fill(0)
+        grad = spare
+    else:
+        grad = _zeros_like(value)
+    node._grad = grad
+    return grad

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace
 from ._checks import check_loss, check_numbers, check_replayed
 from ._grads import accumulate
-from ._plain import Verified, _lock, _zeros_like
+from ._plain import ZERO_GRAD, Verified, _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
 from .ops import operations
 from .params import Grads, Params, update_, zero_grad_
-from .tracked import _ZEROS, Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .walk import _count_uses, _walk
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "hessian", "jacobian", "update_", "zero_grad_"]
@@ -62,7 +62,7 @@ def _as_result(delta, node: Tracked):
     if isinstance(delta, _TrackedValue):  # read-only, as every saved array: results may share one (add sends
         _lock(delta.tracker.data)  # the same sensitivity to both arguments), so a write to one changed the other
         return delta
-    return _wrap(_leaf(_lock(delta), _ZEROS))  # its .grad: zeros, made if read
+    return _wrap(_leaf(_lock(delta), ZERO_GRAD))  # its .grad: zeros, made if read
 
 
 def forward(f: Callable, *args):

@@ -10,7 +10,18 @@ import threading
 
 from . import _text
 from ._backend import FLOAT64, NDARRAY, REAL_SCALARS, namespace
-from ._plain import _copy_plain, _guarded, _leaf_value, _lock, _setflags, _shape, _zeros_like
+from ._plain import (
+    GRADS_LOCK,
+    ZERO_GRAD,
+    _copy_plain,
+    _guarded,
+    _leaf_value,
+    _lock,
+    _made,
+    _setflags,
+    _shape,
+    _Zeros,
+)
 from ._recording import ANOMALY, RECORDING
 
 __all__ = [
@@ -54,47 +65,6 @@ def _grad_given(grad) -> None:
     global _GRADS_GIVEN
     if grad is not None:
         _GRADS_GIVEN = True
-
-
-# ``.grad``'s storage. A parameter's gradient that is all zeros (a new parameter's, one reset by ``zero_grad_``
-# or ``update_``) is not made until someone reads it: the node's ``_grad`` slot holds ``_Zeros`` instead, and
-# ``back_`` keeps the walk's fresh sensitivity as the ``.grad`` where it may (``_grads.accumulate``), skipping
-# both the zeroing and the addition. Reading ``node.grad`` (or ``x.grad``, ``tl.grad(x)``) makes the zeros then,
-# once, and stores them, so whoever holds that array sees ``back_`` accumulate into it as before.
-GRADS_LOCK = threading.Lock()  # one thread makes a reset .grad or accumulates into a .grad at a time
-
-
-class _Zeros:
-    """A ``.grad`` of zeros of its parameter's shape and dtype, not yet made. ``spare`` is the array the
-    ``.grad`` held before its reset, which nothing else held (``_grads.reset`` tests it): it becomes the
-    zeros, filled then, unless ``back_`` replaces it first; until then it keeps the step's memory in use,
-    as a ``.grad`` zeroed in place did (freeing it would let the C allocator trim its heap every step)."""
-
-    __slots__ = ("spare",)
-
-    def __init__(self, spare=None):
-        self.spare = spare
-
-    def __repr__(self) -> str:
-        return "_Zeros()"
-
-
-_ZEROS = _Zeros()  # zeros with no array to reuse: a new parameter's gradient
-
-
-def _made(node) -> object:
-    """The ``.grad`` of ``node`` made real if it is ``_Zeros`` (and stored); the caller holds ``GRADS_LOCK``."""
-    grad = node._grad
-    if type(grad) is not _Zeros:
-        return grad
-    value, spare = node.data, grad.spare
-    if spare is not None and type(value) is NDARRAY and spare.shape == value.shape and spare.dtype == value.dtype:
-        spare.fill(0)
-        grad = spare
-    else:
-        grad = _zeros_like(value)
-    node._grad = grad
-    return grad
 
 
 def _next_epoch() -> int:
@@ -364,7 +334,7 @@ class _TrackedValue:
         grad = node.grad  # zeros a reset left are made for the value they were reset for
         node.data = new
         if _shape(grad) != _shape(new):
-            node._grad = _ZEROS
+            node._grad = ZERO_GRAD
         elif _dtype_changed(grad, new):  # a gradient has its parameter's dtype (a complex one is not made real)
             node._grad = namespace(grad).astype(grad, new.dtype)
         _changed(node)
@@ -608,4 +578,4 @@ def param(x):
     dtype('float64')
     """
     value = _leaf_value(data(x), "param")
-    return _wrap(_leaf(value, _ZEROS))
+    return _wrap(_leaf(value, ZERO_GRAD))
