@@ -8,9 +8,9 @@ from collections.abc import Iterable
 
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
-from ._checks import dtype_kind, dtype_name
 from ._grads import reset
 from ._plain import _lock, _setflags
+from ._precision import dtype_kind, dtype_name
 from .tracked import _changed, _TrackedValue, data, tracker
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]

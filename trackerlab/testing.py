@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._backend import namespace, shape_of, to_host
-from ._checks import dtype_kind
+from ._precision import dtype_kind
 from ._recording import RECORDING
 from .api import forward
 from .rules.reductions import sum as _sum

@@ -18,12 +18,11 @@ from ._checks import (
     check_constants,
     check_fresh,
     check_sent,
-    in_dtype_of,
-    in_result_precision,
     reworded,
     seed,
 )
 from ._plain import VERIFIED, Verified, _setflags
+from ._precision import in_dtype_of, in_result_precision
 from ._recording import ANOMALY, RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
