@@ -73,7 +73,7 @@ class Op:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
-        elif n == 2 and self.arity is None and not kwargs:
+        elif n == 2 and not kwargs and (self.arity is None or self.arity == 2):  # (cross_entropy(z, Y): arity 2)
             x, y = args
             if isinstance(x, _TrackedValue):
                 if isinstance(y, _TrackedValue):
