@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import NDARRAY, REAL_SCALARS
+from .._backend import NDARRAY, REAL_SCALARS, namespace
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data
 from ._util import (
@@ -234,7 +234,11 @@ def _std_rule(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False
 
 def _mean_rule(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
     if axis is None and not keepdims and type(x) is NDARRAY and x.size and type(g) in REAL_SCALARS:
-        return ns(x).full(x.shape, g / x.size)  # a plain walk's total: spread and divided in one pass
+        # a plain walk's total: spread and divided in one pass (what ``full`` computes, without its Python layer)
+        each = g / x.size
+        out = namespace(x).empty(x.shape, dtype=getattr(each, "dtype", None))  # a Python float's: float64
+        out.fill(each)
+        return out
     return spread(g, x, axis, keepdims) / count(x, axis)
 
 
