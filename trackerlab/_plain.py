@@ -207,22 +207,41 @@ def _weighted(flat):
     read as rows of ``_BLOCK`` and the weight of the number in row ``i`` and column ``j`` is ``u[i] w[j]`` (one
     matrix-vector product, then a dot product), so that the weights read are two short vectors, not an array
     as large as the constant (which halved what a fingerprint reads and kept the constant in the cache)."""
-    size = flat.size
+    plan = _PLANS.get((flat.size, flat.dtype))
+    if plan is None:
+        plan = _plan(flat.size, flat.dtype)
+    rows, columns, down, tail = plan
+    if not rows:
+        return flat.dot(tail)
+    if tail is None:
+        return down.dot(flat.reshape(rows, _BLOCK).dot(columns))
+    cut = rows * _BLOCK  # float32 rows' sums are added in float64: ``down`` is float64, and ``dot`` widens them
+    return down.dot(flat[:cut].reshape(rows, _BLOCK).dot(columns)) + flat[cut:].dot(tail)
+
+
+def _plan(size: int, dtype) -> tuple:
+    """How ``_weighted`` reads ``size`` numbers of ``dtype``: ``(rows, columns, down, tail)``, the count of
+    rows of ``_BLOCK``, the weights across a row and down the rows' sums (float32 and complex64 rows are
+    summed in double precision: a float32 total of a million numbers has lost the digits that a change of
+    0.01 in one of them moves), and those of the numbers after the last row (``None`` if there are none)."""
+    rows, rest = divmod(size, _BLOCK)
     if size <= _BLOCK:
-        return flat.dot(_weights(size, flat.dtype))
-    rows, tail = divmod(size, _BLOCK)
-    dtype = flat.dtype
-    body = flat[: rows * _BLOCK].reshape(rows, _BLOCK)
-    sums = body.dot(_weights(_BLOCK, dtype))
-    wider = _WIDER.get(dtype.char)
-    if wider is not None:  # float32 rows are summed in float64 (a float32 total of a million numbers has lost
-        sums = sums.astype(wider)  # the digits that a change of 0.01 in one of them moves): rows / 1,024 numbers
-    total = _weights(rows, sums.dtype, 1).dot(sums)
-    if tail:
-        total = total + flat[rows * _BLOCK :].dot(_weights(tail, flat.dtype, 2))
-    return total
+        plan = (0, None, None, _weights(size, dtype))
+    else:
+        wider = _WIDER.get(dtype.char)
+        down = _weights(rows, dtype if wider is None else _numpy_dtype(wider), 1)
+        plan = (rows, _weights(_BLOCK, dtype), down, _weights(rest, dtype, 2) if rest else None)
+    if len(_PLANS) >= 32:
+        _PLANS.clear()
+    _PLANS[(size, dtype)] = plan
+    return plan
 
 
+def _numpy_dtype(char: str):
+    return namespace().dtype(char)
+
+
+_PLANS: dict = {}
 _BLOCK = 1024
 _WIDER = {"f": "d", "F": "D"}  # float32 and complex64 rows' sums are added in double precision
 
