@@ -121,15 +121,15 @@ _SOFTMAX: dict = {}
 
 
 def _keep_softmax(logits, axis, softmax) -> None:
-    key = id(logits)
     _SOFTMAX.clear()
-    _SOFTMAX[key] = (weakref.ref(logits, lambda ref: _forget(key, ref)), axis, softmax)
+    _SOFTMAX[id(logits)] = (weakref.ref(logits, _forget), axis, softmax)
 
 
-def _forget(key, ref) -> None:
-    entry = _SOFTMAX.get(key)
-    if entry is not None and entry[0] is ref:
-        _SOFTMAX.pop(key, None)
+def _forget(ref) -> None:
+    """The logits array of the reference ``ref`` was freed: its kept softmax goes too (no closure per entry)."""
+    for key, entry in list(_SOFTMAX.items()):
+        if entry[0] is ref:
+            _SOFTMAX.pop(key, None)
 
 
 def _kept_softmax(logits, axis):
@@ -253,7 +253,7 @@ def _cross_entropy_logits(g, ans, logits, targets, axis=-1, reduction="mean"):
 
 def _cross_entropy_plain(g, logits, t, axis: int, reduction: str):
     """``_cross_entropy_logits`` on NumPy arrays (a plain walk): one fresh array, scaled in place."""
-    xp = ns(logits)
+    xp = namespace(logits)
     out = _kept_softmax(logits, axis)
     out *= t.sum(axis=axis, keepdims=True) if type(t) is NDARRAY else xp.sum(t, axis=axis, keepdims=True)
     out -= t
