@@ -109,6 +109,16 @@ def _guarded(args: tuple, kwargs, compare: bool):
     over its arguments), so a copy in ``args`` would not protect it: then every constant is compared instead,
     by its fingerprint or, where it has none, against a copy (``weighted`` is ``None`` and ``copy`` the copy).
     """
+    if len(args) == 2 and not kwargs and not compare:  # an operand and a small writeable array (X @ w, c * x)
+        x, y = args
+        if type(x) is NDARRAY and _other(y) and x.flags.writeable and x.nbytes <= SMALL_CONSTANT:
+            x = x.copy()
+            _setflags(x, False)
+            return (x, y), kwargs, None
+        if type(y) is NDARRAY and _other(x) and y.flags.writeable and y.nbytes <= SMALL_CONSTANT:
+            y = y.copy()
+            _setflags(y, False)
+            return (x, y), kwargs, None
     guard: list = []
     kept = None
     i = -1
@@ -138,6 +148,12 @@ def _guarded(args: tuple, kwargs, compare: bool):
     if kwargs:
         kwargs = {name: _constant(value, name, guard, compare) for name, value in kwargs.items()}
     return args, kwargs, tuple(guard) if guard else None
+
+
+def _other(value) -> bool:
+    """Whether ``value`` needs no guard of its own: not an array, a list or a tuple (a node, a number)."""
+    kind = type(value)
+    return kind is not NDARRAY and kind is not tuple and kind is not list and not isinstance(value, NDARRAY)
 
 
 def _constant(value, position, guard: list, compare: bool):
