@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from . import _text
-from . import tracked as _tracked
+from . import _nodes, _text
 from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, defers
 from ._checks import (
     check_constants,
@@ -260,7 +259,7 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
     uses = {}
     stack = [root]
     push = stack.append
-    latest = _tracked._EPOCH
+    latest = _nodes._EPOCH
     while stack:
         node = stack.pop()
         if node.isleaf:
