@@ -104,23 +104,25 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
     # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
     # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-    uses = verified = None
-    if given_tracked or isinstance(Δ, _TrackedValue):
-        nest = True
-    else:  # the walk's count of uses tells, in the same pass, what the tape reaches
-        reached = []
+    if not given_tracked and not isinstance(Δ, _TrackedValue):  # the walk's count of uses tells, in the same
+        reached = []  # pass, what the tape reaches
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
-        nest = not _self_contained(reached, nodes)
+        if _self_contained(reached, nodes):  # a plain walk, whose steps of leaves are those of ``nodes``
+            found = {}
+            for step in _walk(y, Δ, "back", pending=False, leaves_only=True, uses=uses):
+                found[step.node] = step.delta
+            found = _landed(found, "back")
+            value = data(y)
+            return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
+    else:
+        uses = verified = None
     # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
     # argument's identity node is where the walk must stop
     found = _sensitivities(
-        y, Δ, "back", nodes, nest=nest, stop=nodes if given_tracked else (), uses=uses, verified=verified
+        y, Δ, "back", nodes, nest=True, stop=nodes if given_tracked else (), uses=uses, verified=verified
     )
-    if nest:
-        return tuple(_as_result(found.get(n), n) for n in nodes)
-    value = data(y)
-    return tuple(_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes))
+    return tuple([_as_result(found.get(n), n) for n in nodes])
 
 
 def _run(f: Callable, args) -> tuple[list, object]:
@@ -168,11 +170,16 @@ def _sensitivities(
         for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=leaves_only, uses=uses):
             if step.node in wanted:
                 found[step.node] = step.delta
+    return _landed(found, who)
+
+
+def _landed(found: dict, who: str) -> dict:
+    """``found`` with lazy (dask) sensitivities computed, all in one compute."""
     for delta in found.values():
         kind = type(delta)
         if kind is not NDARRAY and kind not in REAL_SCALARS:  # NumPy's, the common case, are never lazy
-            if lazy_in([data(delta) for delta in found.values()]):  # dask: one compute for them all
-                found = dict(land(list(found.items()), who))
+            if lazy_in([data(delta) for delta in found.values()]):
+                return dict(land(list(found.items()), who))
             break
     return found
 
