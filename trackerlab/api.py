@@ -108,11 +108,8 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
         reached = []  # pass, what the tape reaches
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
-        if _self_contained(reached, nodes):  # a plain walk, whose steps of leaves are those of ``nodes``
-            found = {}
-            for step in _walk(y, Δ, "back", pending=False, leaves_only=True, uses=uses):
-                found[step.node] = step.delta
-            found = _landed(found, "back")
+        if _self_contained(reached, nodes):
+            found = _plain_sensitivities(y, Δ, "back", uses)
             value = data(y)
             return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
     else:
@@ -170,6 +167,15 @@ def _sensitivities(
         for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=leaves_only, uses=uses):
             if step.node in wanted:
                 found[step.node] = step.delta
+    return _landed(found, who)
+
+
+def _plain_sensitivities(y, Δ, who: str, uses: dict) -> dict:
+    """The sensitivities that a plain walk from ``y`` gives the leaves of its self-contained tape, by node (all of
+    them inputs: no ``wanted`` set to test each step against); ``uses`` is the walk's count of uses."""
+    found = {}
+    for step in _walk(y, Δ, who, pending=False, leaves_only=True, uses=uses):
+        found[step.node] = step.delta
     return _landed(found, who)
 
 
