@@ -112,6 +112,8 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
         nest = not _self_contained(reached, nodes)
+        if not nest and Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy,
+            Δ = _copied(Δ)  # so that a change the caller makes to it afterwards is not seen
     # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
     # argument's identity node is where the walk must stop
     found = _sensitivities(
@@ -121,6 +123,15 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
         return tuple(_as_result(found.get(n), n) for n in nodes)
     value = data(y)
     return tuple(_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes))
+
+
+def _copied(Δ):
+    """A sensitivity as given, in memory of its own: an array copied, a list or tuple of them rebuilt."""
+    if isinstance(Δ, list | tuple):
+        return type(Δ)(_copied(d) for d in Δ)
+    if hasattr(Δ, "shape") and not isinstance(Δ, _TrackedValue):
+        return Δ.copy() if hasattr(Δ, "copy") else namespace(Δ).asarray(Δ, copy=True)
+    return Δ
 
 
 def _run(f: Callable, args) -> tuple[list, object]:
