@@ -117,7 +117,9 @@ def _any_tracked(args) -> bool:
 
 
 def _tracked_keyword(kwargs: dict) -> bool:
-    return any(isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)) for a in kwargs.values())
+    return any(
+        isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)) for a in kwargs.values()
+    )
 
 
 def primitive(f: Callable) -> Callable:
