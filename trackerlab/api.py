@@ -14,7 +14,7 @@ from ._grads import accumulate
 from ._plain import ZERO_GRAD, Verified, _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
-from .ops import operations
+from .ops import _holds_tracked, operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .walk import _count_uses, _walk
@@ -52,7 +52,22 @@ def _input(x):
     if isinstance(x, _TrackedValue):  # the identity's value is its argument's (the rule tables register it)
         node = x.tracker
         return _new(operations()["identity"], (node,), None, node.data)
-    return param(x)
+    try:
+        return param(x)
+    except TypeError:
+        if isinstance(x, Params):
+            raise TypeError(
+                "gradient: a Params must be the only argument, tl.gradient(f, tl.Params([W, b])), with f taking no "
+                "arguments (and forward, jacobian and hessian take values, not Params)"
+            ) from None
+        if isinstance(x, list | tuple | dict) and _holds_tracked(list(x.values()) if isinstance(x, dict) else x):
+            raise TypeError(
+                f"a {type(x).__name__} holding tracked values cannot be an argument of gradient, forward, jacobian or "
+                "hessian (each argument is one array to differentiate at): to differentiate with respect to "
+                "parameters, pass tl.Params([W, b]) alone to gradient, with f taking no arguments; or pass each "
+                "value as an argument of its own, or one array of them, tl.stack([...])"
+            ) from None
+        raise
 
 
 def _as_result(delta, node: Tracked):
