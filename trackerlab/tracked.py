@@ -459,6 +459,9 @@ class TrackedReal(_TrackedValue):
     def __index__(self):
         return operator.index(self.tracker.data)
 
+    def __iter__(self):  # else Python iterates by __getitem__, and a NumPy scalar's IndexError ends it at once:
+        raise TypeError("'TrackedReal' object is not iterable: it is one tracked number")  # sum(x) was 0
+
     def item(self):
         _plain_number(self, "x.item()")
         d = self.tracker.data

@@ -1,0 +1,37 @@
+"""A fifth probe of tracked values as Python objects: a tracked number is not iterable (a NumPy scalar's
+``IndexError`` ended Python's iteration by ``__getitem__`` at once, so ``sum(tl.sum(x))`` was 0 and its
+gradient 0, without a word), and iterating a tracked array gives its rows, tracked, with their gradients."""
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda x: tl.sum(x), lambda x: tl.sum(x[0] * 2.0), lambda x: x[1, 2], lambda x: tl.param(2.0), lambda x: x[0] @ x[1]],
+)
+@pytest.mark.parametrize("spelling", [list, tuple, sum, lambda s: [v for v in s], lambda s: next(iter(s))])
+def test_iterating_a_tracked_number_is_refused(make, spelling):
+    s = make(tl.param(X))
+    assert isinstance(s, tl.TrackedReal)
+    with pytest.raises(TypeError, match="'TrackedReal' object is not iterable"):
+        spelling(s)
+
+
+def test_python_sum_of_a_tracked_number_inside_gradient_is_refused_not_zero():
+    with pytest.raises(TypeError, match="'TrackedReal' object is not iterable"):
+        tl.gradient(lambda x: sum(tl.sum(x, axis=0)), np.array([1.0, 2.0]))
+
+
+def test_iterating_a_tracked_array_gives_tracked_rows_with_their_gradients():
+    w = np.array([[2.0, -1.0, 0.5], [3.0, 1.0, -2.0]])
+    (g,) = tl.gradient(lambda x: tl.sum(sum(x) * w[0]) + sum(list(x[1] * w[1])), X)
+    expected = np.stack([w[0], w[0] + w[1]])  # sum over rows, then the second row weighted again
+    np.testing.assert_allclose(tl.data(g), expected)
+    (g,) = tl.gradient(lambda x: max(x) * 2.0 + sorted(x)[0], np.array([1.0, 3.0, 0.5]))
+    np.testing.assert_allclose(tl.data(g), [0.0, 2.0, 1.0])
+    assert len(tl.param(X)) == 2
