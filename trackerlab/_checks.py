@@ -272,14 +272,13 @@ def check_loss(y, who: str) -> None:
             f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
             "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
         )
-    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
-        return
-    try:
-        finite = isfinite_scalar(value if not shape else value.reshape(()))
-    except TypeError:
+    if dtype_kind(value) == "c":  # float() of a NumPy complex number warns and drops its imaginary part
         raise TypeError(
             f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
             "(take tl.abs(y) or its real part)"
-        ) from None
+        )
+    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
+        return
+    finite = isfinite_scalar(value if not shape else value.reshape(()))
     if not finite:
         raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")

@@ -8,7 +8,7 @@ import math
 import threading
 from collections.abc import Callable
 
-from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import check_loss, check_numbers, check_replayed
 from ._grads import accumulate
 from ._plain import ZERO_GRAD, Verified, _lock, _zeros_like
@@ -113,7 +113,11 @@ def _any_tracked(args) -> bool:
 def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     """``forward``'s ``back(Δ)`` for the input nodes ``nodes`` of ``y = f(...)`` (``given_tracked``: some
     argument was tracked, so its node is a recorded identity, not a leaf)."""
-    if not isinstance(y, _TrackedValue):
+    if not isinstance(y, _TrackedValue):  # f's value does not depend on the inputs: zeros, for a Δ that fits y
+        check_numbers(y, "forward")  # a tuple of tracked results is not tracked itself: back sent zeros
+        shape = shape_of(data(y))
+        if hasattr(Δ, "shape") and tuple(Δ.shape) not in ((), shape):
+            raise ValueError(f"back: Δ has shape {tuple(Δ.shape)}, but y has shape {shape}; pass a Δ of y's shape")
         return tuple(_as_result(None, n) for n in nodes)
     # Record the backward pass (nested AD) only where something outside this call can reach it:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
