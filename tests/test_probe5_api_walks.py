@@ -107,3 +107,23 @@ def test_forward_back_keeps_the_delta_its_results_are_differentiated_with(kind):
     (second,) = [s.delta for s in tl.backprop_steps(tl.sum(g)) if s.node.isleaf]
     np.testing.assert_allclose(second, np.array([1.0, 2.0]) * (2 * np.cos(x0) - np.sin(x0) * x0))
     assert tl.check_tape(g).ok
+
+
+def test_on_array_api_strict_values_too():
+    xp = pytest.importorskip("array_api_strict")
+    W, a = tl.param(xp.asarray([2.0])), tl.param(xp.asarray([3.0]))
+
+    def step_in_backward(g):
+        tl.update_(W, xp.asarray([98.0]))
+        return g
+
+    loss = tl.sum(tl.hook(step_in_backward, W) * 5.0) + tl.sum(tl.sin(tl.sin(W * a)))
+    with pytest.raises(RuntimeError, match="while the backward pass ran"):
+        tl.back_(loss)
+    x0 = np.array([0.5, 1.0])
+    _, back = tl.forward(lambda x: tl.sin(x) * x, xp.asarray(x0))
+    delta = xp.asarray([1.0, 2.0])
+    (g,) = back(delta)
+    delta[0] = 100.0
+    (second,) = [s.delta for s in tl.backprop_steps(tl.sum(g)) if s.node.isleaf]
+    np.testing.assert_allclose(np.asarray(second), np.array([1.0, 2.0]) * (2 * np.cos(x0) - np.sin(x0) * x0))
