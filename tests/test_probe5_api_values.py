@@ -35,3 +35,31 @@ def test_iterating_a_tracked_array_gives_tracked_rows_with_their_gradients():
     (g,) = tl.gradient(lambda x: max(x) * 2.0 + sorted(x)[0], np.array([1.0, 3.0, 0.5]))
     np.testing.assert_allclose(tl.data(g), [0.0, 2.0, 1.0])
     assert len(tl.param(X)) == 2
+
+
+@pytest.mark.parametrize(
+    "differentiate",
+    [
+        lambda f: tl.gradient(lambda x: tl.sum(f(x)), X),
+        lambda f: tl.jacobian(f, X),
+        lambda f: tl.hessian(lambda x: tl.sum(f(x) ** 3), X),
+        lambda f: tl.forward(f, X),
+        lambda f: tl.gradient(lambda: tl.sum(f(W_PARAM)), tl.Params([W_PARAM])),
+    ],
+)
+def test_a_new_parameter_from_a_tracked_value_inside_differentiation_is_refused(differentiate):
+    # a new leaf cut the gradient through x: tl.gradient(lambda x: tl.sum(tl.param(x) * 2), X) was 0
+    with pytest.raises(TypeError, match=r"param\(x\): x is tracked.*tl.param\(tl.data\(x\)\)"):
+        differentiate(lambda x: tl.param(x) * 2.0)
+
+
+W_PARAM = tl.param(X)
+
+
+def test_a_new_parameter_from_a_value_on_purpose():
+    (g,) = tl.gradient(lambda x: tl.sum(tl.param(tl.data(x)) * x), X)  # a constant copy of x, times x
+    np.testing.assert_allclose(tl.data(g), X)
+    y = tl.param(X) * 3  # outside differentiation, param starts a new leaf from a tracked value's data
+    p = tl.param(y)
+    assert tl.isleaf(p)
+    np.testing.assert_allclose(tl.data(p), 3 * X)

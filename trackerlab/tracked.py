@@ -580,5 +580,11 @@ def param(x):
     >>> param([1, 2]).dtype
     dtype('float64')
     """
+    if isinstance(x, _TrackedValue) and RECORDING.differentiating:  # a new leaf would cut the gradient through x
+        raise TypeError(
+            "param(x): x is tracked, and a new parameter made from it inside a function being differentiated "
+            "would cut the gradient through x (it would be 0). Use x itself, or tl.param(tl.data(x)) to start a new "
+            "parameter from its value on purpose"
+        )
     value = _leaf_value(data(x), "param")
     return _wrap(_leaf(value, ZERO_GRAD))
