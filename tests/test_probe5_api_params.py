@@ -124,3 +124,28 @@ def test_lists_and_params_among_the_arguments_of_gradient_say_what_to_write():
     # a list of plain numbers is one array to differentiate at, as before
     (g,) = tl.gradient(lambda x: tl.sum(x * x), [1.0, 2.0])
     np.testing.assert_allclose(tl.data(g), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("name", ["Momentum", "ADAM"])
+def test_an_optimisers_state_for_a_parameter_whose_shape_changed_is_refused(name):
+    opt, W = _optimiser(name), tl.param(np.ones(3))
+    tl.back_(tl.sum(W * W))
+    tl.update_(opt, W, W.grad)
+    W.data = np.ones((3, 3))  # the old state, of shape (3,), broadcast against it: Momentum gave 0.62, not 0.98
+    tl.back_(tl.sum(W * W))
+    with pytest.raises(ValueError, match=rf"{name}: the parameter's shape changed from \(3,\) to \(3, 3\)"):
+        tl.update_(opt, W, W.grad)
+    np.testing.assert_array_equal(tl.data(W), np.ones((3, 3)))
+    fresh = _optimiser(name)  # a new optimiser steps it as a first step
+    tl.update_(fresh, W, W.grad)
+    first = 0.01 * 2.0 if name == "Momentum" else 0.01  # Momentum: eta·g; ADAM: eta·sign(g)
+    np.testing.assert_allclose(tl.data(W), np.full((3, 3), 1 - first))
+
+
+def test_a_new_value_of_the_same_shape_keeps_the_optimisers_state():
+    opt, x = tl.optim.Momentum(0.01, 0.9), tl.param(B0.copy())
+    tl.update_(opt, x, tl.gradient(_loss, x)[0])
+    x.data = tl.data(x).copy()  # the same values, set anew: the velocity carries on
+    for _ in range(4):
+        tl.update_(opt, x, tl.gradient(_loss, x)[0])
+    np.testing.assert_allclose(tl.data(x), _by_hand("Momentum", 5), rtol=1e-12)

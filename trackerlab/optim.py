@@ -1,7 +1,8 @@
 """Optimisers, applied with ``tl.update_(opt, params, grads)``: ``Descent``, ``Momentum``, ``ADAM``.
 
 Each ``apply(x, Δ)`` returns the step to subtract from ``x``, keeping per-parameter state keyed by
-the parameter's node (weakly, so that dropping a model frees its optimiser state).
+the parameter's node (weakly, so that dropping a model frees its optimiser state); a parameter whose shape
+changed since its last step is refused, as its state no longer fits.
 """
 
 from __future__ import annotations
@@ -25,10 +26,21 @@ class Optimiser(abc.ABC):
         """The step to subtract from ``x`` for its gradient ``Δ``."""
 
     def _slot(self, x, make):
+        """The state this optimiser keeps for ``x``, made by ``make()`` at its first step; refused where ``x``'s
+        shape changed since (``x.data = ...``), which NumPy would broadcast the old state against, without a word."""
         node = tracker(x)
-        if node not in self._state:
-            self._state[node] = make()
-        return self._state[node]
+        state = self._state.get(node)
+        shape = tuple(getattr(node.data, "shape", ()))
+        if state is None:
+            state = self._state[node] = make()
+            state["shape"] = shape
+        elif state["shape"] != shape:
+            raise ValueError(
+                f"{type(self).__name__}: the parameter's shape changed from {state['shape']} to {shape} since this "
+                "optimiser last stepped it, so the state it keeps for it no longer fits; use a new optimiser for "
+                "the new shape"
+            )
+        return state
 
 
 def _complex(Δ) -> bool:
