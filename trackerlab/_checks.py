@@ -97,8 +97,9 @@ def check_constants(node: Tracked, verified: Verified | None = None) -> None:
             name = node.f.name
             position, value = entry[0], entry[1]
             where = f"argument {position + 1}" if isinstance(position, int) else f"the keyword argument {position}="
+            what = f"array of shape {shape_of(value)}" if hasattr(value, "shape") else type(value).__name__
             error = RuntimeError(
-                f"{name}: {where} (a constant array of shape {shape_of(value)}) was changed in place after {name} "
+                f"{name}: {where} (a constant {what}) was changed in place after {name} "
                 "was recorded, so the gradient would be computed at its new values, not at the values the forward "
                 "pass used. Pass a copy (e.g. x * c.copy(), X.copy() @ w), or run the forward pass again after "
                 "changing it"
