@@ -63,3 +63,21 @@ def test_a_new_parameter_from_a_value_on_purpose():
     p = tl.param(y)
     assert tl.isleaf(p)
     np.testing.assert_allclose(tl.data(p), 3 * X)
+
+
+def test_a_parameter_does_not_change_between_a_number_and_an_array():
+    s, a = tl.param(1.0), tl.param([1.0, 2.0])
+    # a TrackedReal holding an array (and a TrackedArray holding a number) then failed far from here: len,
+    # indexing and float() of the wrong kind
+    with pytest.raises(TypeError, match=r"x.data = ...: x is a tracked number, and the new value has shape \(2,\)"):
+        s.data = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"x.data = ...: x is a tracked array, and the new value has shape \(\)"):
+        a.data = 3.0
+    assert tl.data(s) == 1.0
+    np.testing.assert_array_equal(tl.data(a), [1.0, 2.0])
+    s.data = np.array(5.0)  # a 0-d array is a number: fine
+    a.data = [[3.0, 4.0, 5.0]]  # another shape of array: fine
+    assert tl.data(s) == 5.0 and tl.data(a).shape == (1, 3)
+    tl.back_(tl.sum(a * s))
+    np.testing.assert_array_equal(a.grad, [[5.0, 5.0, 5.0]])
+    assert s.grad == 12.0

@@ -331,6 +331,12 @@ class _TrackedValue:
                 "tape computed. Make a new parameter with tl.param(value) instead"
             )
         new = _leaf_value(data(value), "x.data = ...")
+        if (_shape(new) == ()) is not (_shape(node.data) == ()):  # the class (TrackedReal, TrackedArray) stays
+            raise TypeError(
+                f"x.data = ...: x is a tracked {'number' if _shape(node.data) == () else 'array'}, and the new value "
+                f"has shape {_shape(new)}; a parameter cannot change between a number and an array: make a new "
+                "parameter with tl.param(value)"
+            )
         grad = node.grad  # zeros a reset left are made for the value they were reset for
         node.data = new
         if _shape(grad) != _shape(new):
