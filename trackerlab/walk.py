@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from . import _text
-from . import tracked as _tracked
+from . import _nodes, _text
 from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, defers, namespace, shape_of
 from ._checks import (
     check_constants,
@@ -21,6 +20,7 @@ from ._checks import (
     reworded,
     seed,
 )
+from ._first_order import FirstOrder, first_order_only
 from ._plain import VERIFIED, Verified, _setflags
 from ._precision import in_dtype_of, in_result_precision
 from ._recording import ANOMALY, RECORDING
@@ -113,7 +113,7 @@ def _walk(
     lend = verified if nest and verified is not None and verified.entries else None
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
-    latest = _tracked._EPOCH  # a parameter changed while the walk runs (a hook's update_) moves it
+    latest = _nodes._EPOCH  # a parameter changed while the walk runs (a hook's update_) moves it
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
     ready = deque((root,))
     pop, push = ready.popleft, ready.append
@@ -134,7 +134,7 @@ def _walk(
                 check(node, g, ())
             yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
             index += 1
-            if pending and _tracked._EPOCH != latest:  # code between the steps of backprop_steps changed one
+            if pending and _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed one
                 latest = _refuse_stale(ready, waiting, (), stop)
             continue
         args = node.args  # the node holds its call's fields (``node.f`` shows them as a ``Call``)
@@ -178,7 +178,7 @@ def _walk(
                 if node.back is not None:
                     sent = _custom(node, g, nest)
                     checked = False
-                    if _tracked._EPOCH != latest:  # the pullback (a hook) changed a parameter: refuse stale reads
+                    if _nodes._EPOCH != latest:  # the pullback (a hook) changed a parameter: refuse stale reads
                         latest = _refuse_stale(ready, waiting, args, stop)
                 else:
                     if lend is None:
@@ -243,7 +243,7 @@ def _walk(
                 sent,
                 tuple(waiting) if pending else (),
             )
-            if _tracked._EPOCH != latest:  # code between the steps of backprop_steps changed a parameter
+            if _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed a parameter
                 latest = _refuse_stale(ready, waiting, (), stop)
         index += 1
 
@@ -269,7 +269,7 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
     uses = {}
     stack = [root]
     push = stack.append
-    latest = _tracked._EPOCH
+    latest = _nodes._EPOCH
     while stack:
         node = stack.pop()
         if node.isleaf:
@@ -305,7 +305,7 @@ def _refuse_stale(ready, waiting, args, stop) -> int:
     ``args``) if an argument of one of them changed after it was recorded: a hook or custom pullback, or code
     between the steps of ``backprop_steps``, changed a parameter (``update_``, ``x.data = v``) while the walk
     ran, and the pullbacks still to run would read the new value. Returns the epoch now checked."""
-    latest = _tracked._EPOCH
+    latest = _nodes._EPOCH
     stack = [n for n in (*ready, *waiting, *args) if type(n) is Tracked]
     seen = set(stack)
     while stack:
@@ -456,7 +456,10 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             "return a tuple with one per argument (None for an argument with none)"
         )
     if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
-        return [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
+        sent = [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
+        if type(node.back) is FirstOrder:  # closes over tl.data(x): marked, so that differentiating it refuses
+            sent = [None if s is None else first_order_only(node.back, call.args, s) for s in sent]
+        return sent
     return [
         None if type(arg) is not Tracked or s is None else in_dtype_of(data(s), arg.data)
         for arg, s in zip(call.args, sent)
