@@ -3,6 +3,9 @@ HIPS autograd user hands it (one parameter and its gradient, the tuple ``tl.grad
 by parameter), and refuses the rest with a message instead of a confusing ``KeyError``; ``Params(W)`` and lists
 of tracked values given to ``gradient`` say what to write."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -149,3 +152,50 @@ def test_a_new_value_of_the_same_shape_keeps_the_optimisers_state():
     for _ in range(4):
         tl.update_(opt, x, tl.gradient(_loss, x)[0])
     np.testing.assert_allclose(tl.data(x), _by_hand("Momentum", 5), rtol=1e-12)
+
+
+def _steps(opt, W, n):
+    for _ in range(n):
+        W.grad = None
+        tl.back_(tl.sum(tl.sin(W) * W * W))
+        tl.update_(opt, W, W.grad)
+
+
+@pytest.mark.parametrize("name", ["Momentum", "ADAM"])
+@pytest.mark.parametrize("how", ["dict", "list", "model"])
+def test_a_model_deep_copied_with_its_optimiser_trains_on_as_the_original(name, how):
+    W = tl.param(np.array([0.5, -1.0, 2.0]))
+    opt = _optimiser(name)
+    _steps(opt, W, 3)
+
+    class Model:
+        pass
+
+    model = Model()
+    model.W, model.opt = W, opt
+    both = {"W": W, "opt": opt} if how == "dict" else [W, opt] if how == "list" else model
+    copied = copy.deepcopy(both)
+    W2, opt2 = (copied["W"], copied["opt"]) if how == "dict" else copied if how == "list" else (copied.W, copied.opt)
+    assert W2 is not W and opt2 is not opt
+    _steps(opt, W, 3)  # the copy's state followed the copy of W: it was a fresh start (ADAM's bias correction)
+    _steps(opt2, W2, 3)
+    np.testing.assert_allclose(tl.data(W2), tl.data(W), rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["Momentum", "ADAM"])
+def test_copies_of_an_optimiser_keep_states_of_their_own(name):
+    W = tl.param(np.array([0.5, -1.0, 2.0]))
+    opt = _optimiser(name)
+    _steps(opt, W, 2)
+    shallow, deep = copy.copy(opt), copy.deepcopy(opt)  # alone, a deep copy keeps the original's parameters
+    start = tl.data(W).copy()
+    results = []
+    for o in (opt, shallow, deep):
+        W.data = start
+        _steps(o, W, 2)
+        results.append(tl.data(W).copy())
+    # each continued from the state after two steps: stepping one did not move another's state
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-14)
+    np.testing.assert_allclose(results[2], results[0], rtol=1e-14)
+    with pytest.raises(TypeError, match=f"pickle: {name} keeps its state by parameter"):
+        pickle.dumps(opt)

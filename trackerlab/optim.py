@@ -8,6 +8,7 @@ changed since its last step is refused, as its state no longer fits.
 from __future__ import annotations
 
 import abc
+import copy
 import weakref
 
 from .tracked import tracker
@@ -20,6 +21,33 @@ class Optimiser(abc.ABC):
 
     def __init__(self):
         self._state = weakref.WeakKeyDictionary()
+
+    def __copy__(self):
+        """A copy with the same settings and a state of its own (stepping one does not move the other)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._state = weakref.WeakKeyDictionary({node: dict(state) for node, state in self._state.items()})
+        return new
+
+    def __deepcopy__(self, memo):
+        """A copy whose state follows the parameters copied in the same ``copy.deepcopy`` call (a model and its
+        optimiser, the parameters first): a parameter not copied keeps its state under the original."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            if name != "_state":
+                setattr(new, name, copy.deepcopy(value, memo))
+        new._state = weakref.WeakKeyDictionary(
+            {memo.get(id(node), node): copy.deepcopy(state, memo) for node, state in self._state.items()}
+        )
+        return new
+
+    def __reduce__(self):
+        raise TypeError(
+            f"pickle: {type(self).__name__} keeps its state by parameter (weakly), which a pickle cannot hold; "
+            "pickle the parameters and make a new optimiser after loading them, or copy.deepcopy the parameters and "
+            "the optimiser together"
+        )
 
     @abc.abstractmethod
     def apply(self, x, Δ):

@@ -154,7 +154,9 @@ class _TrackedValue:
         return _copy_leaf(self, "copy.copy")
 
     def __deepcopy__(self, memo):
-        return _copy_leaf(self, "copy.deepcopy")
+        copied = _copy_leaf(self, "copy.deepcopy")
+        memo[id(self.tracker)] = copied.tracker  # an optimiser copied in the same call keys its state by the copy
+        return copied
 
     def __reduce__(self):
         node = self.tracker
