@@ -132,7 +132,10 @@ def _walk(
                 g = in_dtype_of(g, node.data)
             if check is not None:
                 check(node, g, ())
-            yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
+            if pending:  # code of the caller's sees the step: a write into its arrays must not reach the walk
+                yield Step(index, node, _shown(g), (), (), tuple(waiting))
+            else:
+                yield Step(index, node, g, (), (), ())
             index += 1
             if pending and _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed one
                 latest = _refuse_stale(ready, waiting, (), stop)
@@ -238,9 +241,9 @@ def _walk(
             yield Step(
                 index,
                 node,
-                g,
+                _shown(g) if pending else g,
                 tuple(a if type(a) is Tracked else None for a in args),
-                sent,
+                type(sent)(_shown(s) for s in sent) if pending else sent,
                 tuple(waiting) if pending else (),
             )
             if _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed a parameter
@@ -298,6 +301,15 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
                     uses[arg] = 1
                     push(arg)
     return uses
+
+
+def _shown(value):
+    """A sensitivity as ``backprop_steps`` shows it: a read-only view of a NumPy array, since the walk goes on
+    with the array itself (it is on its way to the arguments: ``s.delta *= 0`` changed their gradients)."""
+    if type(value) is NDARRAY and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 def _refuse_stale(ready, waiting, args, stop) -> int:
