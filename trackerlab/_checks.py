@@ -209,7 +209,7 @@ def reworded(node: Tracked, g, error: Exception):
     return wrapped
 
 
-def check_replayed(first, again, who: str) -> None:
+def check_replayed(first, again, who: str, what: str = "value") -> None:
     """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
 
     A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
@@ -229,6 +229,13 @@ def check_replayed(first, again, who: str) -> None:
                 return
         elif bool(xp.all(a == b)):
             return
+    if what == "gradient":  # the same value, another gradient: f reads a constant that changed in place since
+        raise RuntimeError(
+            f"{who}: f gave the same value but a different gradient when it was run again for the backward pass "
+            f"(first {_brief(first)}, then {_brief(again)}): a constant f reads (a data batch, say) was changed in "
+            f"place after {who} was called, or f is random. Instead of keeping f's tape, {who} runs f again to "
+            "differentiate its gradient: change such arrays after the backward pass, or pass f a copy"
+        )
     raise RuntimeError(
         f"{who}: f gave a different value when it was run again for the backward pass "
         f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "

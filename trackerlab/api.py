@@ -240,7 +240,9 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
         def component(*xs):
             again, back = forward(f, *xs)
             check_replayed(y, again, "forward")
-            return back(Δ)[i]
+            result = back(Δ)[i]
+            check_replayed(delta, result, "forward", "gradient")  # f's value may not see a changed constant
+            return result
 
         return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
 
@@ -345,7 +347,11 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
                 leaf.data = value
 
     def pullback(sensitivity):
-        found = _sensitivities(recorded(loss), sensitivity, "gradient", leaves, nest=True)
+        again = recorded(loss)
+        # the same loss does not mean the same function: a constant f reads may have changed where the loss does
+        # not see it (w = 0 in a logistic regression whose batch X was refilled), but the gradient does
+        check_replayed(delta, again, "gradient", "gradient")
+        found = _sensitivities(again, sensitivity, "gradient", leaves, nest=True)
         return tuple(found.get(leaf) for leaf in leaves)
 
     return _new(gradient, tuple(leaves), None, delta, back=pullback)
