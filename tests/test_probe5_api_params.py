@@ -199,3 +199,14 @@ def test_copies_of_an_optimiser_keep_states_of_their_own(name):
     np.testing.assert_allclose(results[2], results[0], rtol=1e-14)
     with pytest.raises(TypeError, match=f"pickle: {name} keeps its state by parameter"):
         pickle.dumps(opt)
+
+
+def test_update_with_an_optimiser_checks_every_gradient_before_stepping_any():
+    W, b = tl.param([1.0, 2.0]), tl.param([0.5, 0.5, 0.5])
+    opt = tl.optim.ADAM(0.1)
+    with pytest.raises(ValueError, match=r"update_: the gradient of parameter 2 has shape \(2,\), but the parameter"):
+        tl.update_(opt, [W, b], [np.ones(2), np.ones(2)])
+    np.testing.assert_array_equal(tl.data(W), [1.0, 2.0])  # W was not stepped before b's gradient was refused
+    tl.update_(opt, [W, b], [np.ones(2), np.ones(3)])  # and ADAM's first step is still its first: eta · sign
+    np.testing.assert_allclose(tl.data(W), [0.9, 1.9])
+    np.testing.assert_allclose(tl.data(b), [0.4, 0.4, 0.4])

@@ -181,9 +181,14 @@ def _pairs(params, grads) -> list:
             f"update_: grads is a {type(grads).__name__}; for a list of parameters pass the Grads of "
             "tl.gradient(f, tl.Params([...])), a dict by parameter, or a list of gradients in the parameters' order"
         )
-    for i, (_, g) in enumerate(pairs):
+    for i, (p, g) in enumerate(pairs):  # before any step: a failure half way would leave some parameters stepped
         if g is None:
             raise TypeError(f"update_: the gradient of parameter {i + 1} is None; give it an array (zeros for none)")
+        have, want = shape_of(data(g)), shape_of(data(p))
+        if have not in ((), want):
+            raise ValueError(
+                f"update_: the gradient of parameter {i + 1} has shape {have}, but the parameter has shape {want}"
+            )
     return pairs
 
 
