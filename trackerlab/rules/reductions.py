@@ -19,6 +19,7 @@ from ._util import (
     composite,
     conj,
     count,
+    integer,
     inverse_permutation,
     is_complex,
     keep,
@@ -322,7 +323,7 @@ def average(x, axis=None, weights=None, returned=False, *, keepdims=False):
     if shape(weights) != target:
         if axis is None:
             raise TypeError("average: weights of another shape than x need an axis")
-        if len(shape(weights)) != 1 or (not isinstance(axis, int) and len(axis) != 1):
+        if len(shape(weights)) != 1 or (not integer(axis) and len(axis) != 1):
             raise TypeError("average: weights of another shape than x must be 1-D, for one axis")
         along = axes_of(axis, len(target))[0]
         if shape(weights)[0] != target[along]:

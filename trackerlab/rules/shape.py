@@ -22,7 +22,7 @@ def _reshape(x, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise ValueError("reshape: only order='C' is supported on tracked values")
     shape = newshape if shape is None else shape
-    return ns(x).reshape(array(x), tuple(shape) if not isinstance(shape, int) else (shape,))
+    return ns(x).reshape(array(x), (int(shape),) if integer(shape) else tuple(shape))
 
 
 def _transpose(x, axes=None):
@@ -33,7 +33,7 @@ def _transpose(x, axes=None):
 
 
 def _broadcast_to(x, shape):
-    shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+    shape = (int(shape),) if integer(shape) else tuple(shape)
     if type(x) is float and not shape:
         return x
     return ns(x).broadcast_to(array(x), shape)
@@ -90,7 +90,7 @@ def _roll(x, shift, axis=None):
 
 
 def _tile(x, reps):
-    return ns(x).tile(array(x), (reps,) if isinstance(reps, int) else tuple(reps))
+    return ns(x).tile(array(x), (int(reps),) if integer(reps) else tuple(reps))
 
 
 def _repeat(x, repeats, axis=None):
@@ -235,7 +235,7 @@ def _inverse(axes, ndim: int) -> tuple:
 def _tile_rule(g, ans, x, reps):
     # the sensitivity of each element is summed over its copies: split each axis into (copies, length)
     target = shape_of(x)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    reps = (int(reps),) if integer(reps) else tuple(int(n) for n in reps)
     d = max(len(target), len(reps))
     lengths = (1,) * (d - len(target)) + target
     copies = (1,) * (d - len(reps)) + reps
