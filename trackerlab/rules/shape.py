@@ -32,7 +32,7 @@ def _transpose(x, axes=None):
     return ns(x).permute_dims(x, tuple(axes))
 
 
-def _broadcast_to(x, shape):
+def _broadcast_to(x, shape, subok=False):
     shape = (int(shape),) if integer(shape) else tuple(shape)
     if type(x) is float and not shape:
         return x
@@ -203,6 +203,8 @@ def matrix_transpose(x):
 def diff(x, n=1, axis=-1, prepend=None, append=None):
     """``numpy.diff``: the ``n``-th differences along ``axis``, of ``x`` with ``prepend`` and ``append`` joined
     to it along ``axis`` first (a number stands for a slice of that value)."""
+    if not integer(n) or n < 0:
+        raise ValueError(f"diff: the order n must be a non-negative integer, not {n!r}")
     if prepend is not None or append is not None:
         ndim = len(shape_of(x))
         if not ndim:
@@ -276,7 +278,7 @@ RULES = {
     "moveaxis": (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
     "expand_dims": (lambda g, ans, x, axis: reshape(g, shape_of(x)),),
     "squeeze": (lambda g, ans, x, axis=None: reshape(lift(g, x), shape_of(x)),),
-    "broadcast_to": (lambda g, ans, x, shape: unbroadcast(x, g),),
+    "broadcast_to": (lambda g, ans, x, shape, subok=False: unbroadcast(x, g),),
     "flip": (lambda g, ans, x, axis=None: flip(g, axis),),
     "roll": (
         lambda g, ans, x, shift, axis=None: roll(
@@ -286,7 +288,7 @@ RULES = {
     "tile": (_tile_rule,),
     "repeat": (_repeat_rule,),
     "pad": (_pad_rule,),
-    "copy": (lambda g, ans, x, **k: g,),
+    "copy": (lambda g, ans, x, *settings, **named: g,),
 }
 register_rules("shape", RULES)
 
