@@ -73,3 +73,26 @@ def test_tuple_indices_to_second_order(name):
     want = _differences(lambda a: tl.data(first(a)), x, U, eps=1e-5)
     got = tl.data(tl.gradient(lambda a: tl.sum(first(a) * U), x)[0])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+SCALAR_INDICES = {
+    "x[()]": (lambda a: a[()] * a, lambda v: 2 * v),
+    "x[...]": (lambda a: a[...] ** 3, lambda v: 3 * v**2),
+    "x[None] · [2, 3]": (lambda a: tl.sum(a[None] * np.array([2.0, 3.0])), lambda v: 5.0),
+    "x[None, None][0, 0]": (lambda a: a[None, None][0, 0] ** 2, lambda v: 2 * v),
+    "x[None][[0, 0]]": (lambda a: tl.sum(a[None][[0, 0]] ** 2), lambda v: 4 * v),
+}
+
+
+@pytest.mark.parametrize("name", SCALAR_INDICES)
+def test_a_tracked_number_is_indexed_as_numpys_scalars_are(name):
+    """A 0-d parameter is a tracked number; ``x[()]``, ``x[...]`` and ``x[None]`` work on it as on ``np.float64``
+    (they were "'float' object is not subscriptable"), with the gradient to second order."""
+    f, slope = SCALAR_INDICES[name]
+    np.testing.assert_allclose(tl.data(f(tl.param(1.3))), tl.data(f(np.float64(1.3))))
+    (g,) = tl.gradient(f, 1.3)
+    assert float(tl.data(g)) == pytest.approx(slope(1.3))
+    second = tl.gradient(lambda v: tl.gradient(f, v)[0], 1.3)[0]
+    eps = 1e-5
+    want = (float(tl.data(tl.gradient(f, 1.3 + eps)[0])) - float(tl.data(tl.gradient(f, 1.3 - eps)[0]))) / (2 * eps)
+    assert float(tl.data(second)) == pytest.approx(want, abs=1e-6)

@@ -18,6 +18,8 @@ from .shape import reshape
 
 
 def _getitem(x, index):
+    if type(x) is float:  # a tracked number indexed as NumPy's scalars are: x[()], x[None], x[...]
+        x = array(x)
     return x[index]
 
 
