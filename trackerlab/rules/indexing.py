@@ -115,6 +115,8 @@ def _take(x, indices, axis=None, out=None, mode="raise"):
         raise TypeError("take: out= and mode= are not supported on tracked values")
     xp = ns(x)
     x, axis = _along(xp, array(x), axis)
+    if not -x.ndim <= axis < x.ndim:  # (the index below would wrap it round)
+        raise ValueError(f"take: axis {axis} is out of bounds for an array of dimension {x.ndim}")
     return x[(slice(None),) * (axis % x.ndim) + (_indices(xp, indices),)]
 
 

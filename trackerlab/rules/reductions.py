@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import NDARRAY, REAL_SCALARS
+from .._backend import NDARRAY, REAL_SCALARS, is_lazy
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data
 from ._util import (
@@ -330,6 +330,8 @@ def average(x, axis=None, weights=None, returned=False, *, keepdims=False):
             raise ValueError(f"average: {shape(weights)[0]} weights for an axis of length {target[along]}")
         weights = reshape(weights, tuple(n if i == along else 1 for i, n in enumerate(target)))
     total = sum(weights + 0 * x, axis=axis, keepdims=keepdims)
+    if not is_lazy(data(total)) and bool(ns(data(total)).any(array(data(total)) == 0)):  # NumPy's refusal, not NaN
+        raise ZeroDivisionError("average: the weights sum to zero, so they cannot be normalized")
     avg = sum(x * weights, axis=axis, keepdims=keepdims) / total
     return (avg, total + 0 * avg) if returned else avg
 
