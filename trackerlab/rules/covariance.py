@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 from .._precision import dtype_kind
+from ..ops import as_operand
 from ..tracked import data
 from ._util import composite, ns
 from ._util import shape as shape_of
@@ -23,7 +24,8 @@ from .shape import reshape, squeeze, transpose
 
 
 def _variables(name: str, m, rowvar: bool):
-    """``m`` as a 2-D array of variables by observations, as NumPy reads it."""
+    """``m`` as a 2-D array of variables by observations, as NumPy reads it (a list of tracked values too)."""
+    m = as_operand(m, name)
     sm = shape_of(m)
     if len(sm) > 2:
         raise ValueError(f"{name}: m has more than 2 dimensions (got shape {sm})")
@@ -64,6 +66,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     n = shape_of(x)[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     w = None
+    fweights, aweights = as_operand(fweights, "cov"), as_operand(aweights, "cov")
     if fweights is not None:
         _weights("cov", "fweights", fweights, n)
         w = fweights

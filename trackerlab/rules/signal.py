@@ -11,7 +11,7 @@ convolution with ``v`` reversed, and the same for ``v``. The rule is written wit
 
 from __future__ import annotations
 
-from ..ops import defop, register_rules
+from ..ops import as_operand, defop, register_rules
 from ._util import composite, ns, real_for, wrapper
 from ._util import shape as shape_of
 from .complex import conj
@@ -87,7 +87,9 @@ def correlate(a, v, mode="valid"):
 
 
 def _sequences(a, v) -> tuple:
-    """``a`` and ``v`` with a number (a 0-d array) as a sequence of length 1, as NumPy reads them."""
+    """``a`` and ``v`` with a number (a 0-d array) as a sequence of length 1, as NumPy reads them (lists of tracked
+    values as the arrays they stand for)."""
+    a, v = as_operand(a, "convolve"), as_operand(v, "convolve")
     return tuple(reshape(x, (1,)) if hasattr(x, "shape") and not len(shape_of(x)) else x for x in (a, v))
 
 
