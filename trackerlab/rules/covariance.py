@@ -69,9 +69,10 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     fweights, aweights = as_operand(fweights, "cov"), as_operand(aweights, "cov")
     if fweights is not None:
         _weights("cov", "fweights", fweights, n)
-        w = fweights
+        w = fweights = _in(fweights, dtype)
     if aweights is not None:
         _weights("cov", "aweights", aweights, n)
+        aweights = _in(aweights, dtype)
         w = aweights if w is None else w * aweights
     if w is None:
         avg = sum(x, axis=1) / n
@@ -91,6 +92,15 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     centred = x - reshape(avg, (-1, 1))
     weighed = centred if w is None else centred * w
     return squeeze(matmul(centred, conj(transpose(weighed))) / fact)
+
+
+def _in(weights, dtype):
+    """The weights in the covariance's real dtype, as NumPy reads them (float32 weights are summed in float64 too)."""
+    plain = data(weights)
+    dtype = ns(plain).finfo(dtype).dtype  # (a complex covariance's weights are real)
+    if getattr(plain, "dtype", None) == dtype:
+        return weights
+    return astype(weights, dtype) if weights is not plain else ns(plain).astype(ns(plain).asarray(plain), dtype)
 
 
 def _plain_number(value) -> float:
