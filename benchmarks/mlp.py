@@ -199,6 +199,7 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
 
     import trackerlab as tl
     from trackerlab._grads import accumulate
+    from trackerlab.walk import _walk
 
     size = problem(dtype, False)
     params, X, Y = size
@@ -254,7 +255,9 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
             names[node.args[0].args[0]] = "matmul X W1" if i == 1 else "matmul h1 W2"
         found = []
         before, start = faults(), clock()
-        for step in tl.backprop_steps(loss):
+        # the walk as back_ runs it (backprop_steps shows read-only views of the sensitivities, which back_ could
+        # not keep as a .grad: its accumulation would make the zeros and add)
+        for step in _walk(loss, None, "back_", pending=False):
             name = "b " + names.get(step.node, "leaves' steps")
             ours[name].append(clock() - start)
             node_faults[name].append(faults() - before)
