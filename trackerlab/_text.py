@@ -215,25 +215,42 @@ def summary(value, *, limit: int = 6, compact: bool = False) -> str:
         if compact:
             return number(a[()], compact=True)
         return str(a.item()) if a.dtype.kind in "iu" else number(a)
-    # complex numbers have no order: a large complex array is summarised by the range of its moduli, |x|
-    modulus = "|x| " if a.dtype.kind == "c" else ""
     if compact:
         if a.size == 0:
             return "[]"
         if a.size <= limit:
             return _nested(a)
-        finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
-        if finite.size == 0:
+        low, high, flags = _range(a, compact=True)
+        if low is None:
             return _("all nan/inf")
-        if modulus:
-            finite = np.abs(finite)
-        return f"{modulus}{number(finite.min(), compact=True)} … {number(finite.max(), compact=True)}"
+        return f"{low} … {high}{flags}"
     if a.size <= limit:
         body = ", ".join(number(x) for x in a.reshape(-1))
         return f"[{body}]" if a.ndim == 1 else f"[{body}] ({shape_text(a.shape)})"
-    values = np.abs(a) if modulus else a
-    low, high = modulus + number(values.min()), number(values.max())
-    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high)
+    low, high, flags = _range(a, compact=False)
+    if low is None:
+        return f"{_('all nan/inf')}: {flags[2:]} ({shape_text(a.shape)})"
+    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high) + flags
+
+
+def _range(a, compact: bool) -> tuple:
+    """``(low, high, flags)`` of a large array: the range of its finite values (of their moduli ``|x|`` for
+    complex numbers, which have no order), and how many are NaN or infinite (``, 2 nan, 1 -inf``), so
+    that a range never hides them; ``low`` is ``None`` when no value is finite."""
+    values = a
+    modulus = ""
+    if a.dtype.kind == "c":
+        values, modulus = np.abs(a), "|x| "
+    flags = ""
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)
+        if not finite.all():
+            counts = (int(np.isnan(values).sum()), int((values == np.inf).sum()), int((values == -np.inf).sum()))
+            flags = "".join(f", {n:,} {word}" for n, word in zip(counts, ("nan", "inf", "-inf")) if n)
+            values = values[finite]
+    if values.size == 0:
+        return None, None, flags
+    return modulus + number(values.min(), compact=compact), number(values.max(), compact=compact), flags
 
 
 def _nested(a) -> str:
