@@ -10,7 +10,7 @@ from .._order import numbering
 from ..tracked import Tracked
 from ._i18n import _
 from ._lazy import is_lazy, lazy_brief, lazy_text
-from ._tape import dtype_text, names, shape_text, short, tape
+from ._tape import changed, dtype_text, names, shape_text, short, tape
 
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
 
@@ -140,6 +140,7 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
             word = _("grad {value}") if node.isleaf and done else "Δ {value}"
             lines.append(word.format(value=_value(shown[node])))
     lines.extend(box["folded"])
+    lines.extend(_("⚠ argument {n} changed since").format(n=p + 1) for p in changed(node))
     return _clip(head), [_clip(line) for line in lines]
 
 

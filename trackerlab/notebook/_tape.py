@@ -8,7 +8,7 @@ from .._text import dtype_text, shape_text, summary
 from ..ops import Op
 from ..tracked import Tracked, istracked
 
-__all__ = ["Entry", "as_node", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
+__all__ = ["Entry", "as_node", "changed", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
 
 
 def as_node(y, who: str) -> Tracked:
@@ -74,6 +74,16 @@ def operands(node: Tracked) -> tuple:
     if type(func) is Op and func.arity is not None:
         return call.args[: func.arity]
     return call.args
+
+
+def changed(node: Tracked) -> tuple:
+    """The positions of the operands of ``node`` that changed after ``node`` was recorded (``tl.update_``,
+    ``x.data = …``): the tape shows their new values beside the value computed from the old ones, and the
+    walk refuses the tape. Empty for a leaf and for almost every call."""
+    if node.isleaf:
+        return ()
+    epoch = node.epoch
+    return tuple(i for i, arg in enumerate(operands(node)) if type(arg) is Tracked and arg.epoch > epoch)
 
 
 def names(index: dict, labels: dict) -> dict:
