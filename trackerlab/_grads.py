@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from . import tracked as _tracked
+from . import _nodes
 from ._backend import NDARRAY, NUMPY_FLOAT64, shape_of
 from ._checks import check_separate_grads
 from ._plain import GRADS_LOCK, ZERO_GRAD, _copy_plain, _made, _Zeros
@@ -38,7 +38,7 @@ def accumulate(found, who: str) -> None:
                     f"{who}: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
                     f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
                 )
-        if len(found) > 1 and _tracked._GRADS_GIVEN:  # only a .grad given by hand can share memory
+        if len(found) > 1 and _nodes._GRADS_GIVEN:  # only a .grad given by hand can share memory
             check_separate_grads([node for node, _ in found])
         # (this loop stays in the frame of the one above, which it rebinds: no stale name holds an array
         # when the counts are read)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
     complex,
+    covariance,
     creation,
     elementwise,
     factorizations,
@@ -27,6 +28,7 @@ from . import (  # noqa: F401  (importing a family registers it; _bind_later rea
     remainders,
     selection,
     shape,
+    signal,
     splits,
     utility,
 )
@@ -41,12 +43,14 @@ FAMILIES = (
     "shape",
     "joins",
     "splits",
+    "signal",
     "creation",
     "indexing",
     "linalg",
     "matrices",
     "inverses",
     "factorizations",
+    "covariance",
     "nn",
     "utility",
 )
