@@ -16,7 +16,7 @@ from IPython.display import display
 
 from .._order import numbering
 from ..params import zero_grad_
-from ..tracked import isleaf, istracked, param
+from ..tracked import isleaf, istracked, param, tracker
 from ._i18n import _
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
@@ -64,8 +64,16 @@ class TrackMagics(Magics):
             )
         made = {}
         for name in args.params:
+            value = ns[name]
+            if istracked(value) and not isleaf(value):
+                raise UsageError(
+                    _(
+                        "%%track -p: {name} is computed (the result of {op}), not a parameter: a new parameter made "
+                        "from it would cut the gradient to the values it came from; put those in -p, or write "
+                        "{name} = tl.param(tl.data({name})) to start a new parameter from its value on purpose"
+                    ).format(name=name, op=tracker(value).f.name)
+                )
             try:
-                value = ns[name]
                 # a parameter already stays the same leaf (its gradient reset, as a new one's would be): a new
                 # leaf would cut it off from the values earlier cells computed from it, whose gradients would
                 # then go to the old leaf, and the variable's .grad would read 0 without a word
