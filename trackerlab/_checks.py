@@ -19,6 +19,9 @@ from .tracked import Tracked, _TrackedValue, data
 # The starting sensitivity
 
 
+_NUMBERS = frozenset("biufc")
+
+
 def seed(y, Δ, who: str, nest: bool = False):
     """The starting sensitivity for ``y``: checked against its shape, 1 for a scalar by default."""
     value = data(y)
@@ -51,6 +54,10 @@ def seed(y, Δ, who: str, nest: bool = False):
             # to y's library and device, so that every pullback sees values of y's library
             Δ = namespace(value).asarray(Δ, dtype=value.dtype if hasattr(value, "dtype") else None)
         Δ = _in_precision(Δ, value)
+        if dtype_kind(Δ) not in _NUMBERS:  # a string or an object array would fail later, naming a pullback
+            raise TypeError(
+                f"{who}: Δ must be a number or an array of numbers (got {_kind_name(Δ)}); it is the sensitivity of y"
+            )
         delta_shape = shape_of(Δ)
     if delta_shape == shape:  # a copy: nothing the walk returns may share memory with the caller's Δ
         return Δ if isinstance(Δ, _TrackedValue) else _copy_plain(Δ)
