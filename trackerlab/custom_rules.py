@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import numbers
+import types
 from collections.abc import Callable
 
+from ._first_order import FirstOrder
 from ._recording import EVERY_THREAD, RECORDING
 from .ops import _SEQUENCES, Op, _holds_tracked, _record
 from .tracked import _new, _TrackedValue
@@ -91,7 +93,53 @@ def track(f: Callable, *args, **kwargs):
     if not ((EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args)):
         return value
     stored = tuple(a.tracker if isinstance(a, _TrackedValue) else a for a in args)
+    if getattr(rule, "__module__", "").partition(".")[0] != "trackerlab":  # the engine's own rules nest right
+        what = _plain_capture(pullback, args, value)
+        if what is not None:
+            pullback = FirstOrder(pullback, name, what)
     return _new(f, stored, kwargs, value, back=pullback)
+
+
+def _plain_capture(pullback, args, value) -> str | None:
+    """What plain value of the call ``pullback`` closes over (``tl.data`` of a tracked argument, or the rule's
+    own value), in words; ``None`` if none. Looks through closure cells, default values, partials, and
+    the tuples, lists, dicts and functions they hold, a few levels deep."""
+    plain = {}
+    for i, a in enumerate(args):
+        if isinstance(a, _TrackedValue):
+            plain[id(a.tracker.data)] = f"tl.data of argument {i + 1}"
+    if not isinstance(value, bool | int):
+        plain.setdefault(id(value), "the value the rule returned")
+    seen = set()
+    todo = [(pullback, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if id(item) in seen or depth > 4:
+            continue
+        seen.add(id(item))
+        found = plain.get(id(item))
+        if found is not None and depth:
+            return found
+        if isinstance(item, tuple | list):
+            todo.extend((x, depth + 1) for x in item)
+        elif isinstance(item, dict):
+            todo.extend((x, depth + 1) for x in item.values())
+        elif isinstance(item, functools.partial):
+            todo.extend((x, depth + 1) for x in (item.func, *item.args, *item.keywords.values()))
+        elif isinstance(item, types.FunctionType):
+            cells = item.__closure__ or ()
+            todo.extend((c.cell_contents, depth + 1) for c in cells if _filled(c))
+            todo.extend((x, depth + 1) for x in item.__defaults__ or ())
+            todo.extend((x, depth + 1) for x in (item.__kwdefaults__ or {}).values())
+    return None
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
 
 
 def _checked_rule_result(name: str, result) -> tuple:

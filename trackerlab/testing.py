@@ -32,9 +32,10 @@ def check_grads(
     is not linear in it, ``L = Σ u·y + ½ w·y²`` with random ``u`` and ``w``, so the sensitivity each
     operation receives depends on the inputs: a pullback that used the plain value of its sensitivity,
     or returned a plain result, gives wrong second derivatives, and this check sees it even for linear
-    operations. Along a random direction ``v`` of the inputs, the reverse-mode directional derivative
-    ``<∇L, v>`` must match ``(L(x + εv) − L(x − εv)) / 2ε``. For order 2 the same check runs on that
-    directional derivative itself, which differentiates through the backpropagators (nested AD).
+    operations (one that closes over ``tl.data(x)`` itself is refused by the walk, naming its rule). Along a
+    random direction ``v`` of the inputs, the reverse-mode directional derivative ``<∇L, v>`` must match
+    ``(L(x + εv) − L(x − εv)) / 2ε``. For order 2 the same check runs on that directional derivative
+    itself, which differentiates through the backpropagators (nested AD).
 
     Every sensitivity sent on the way (plain and nested walks) must have its argument's shape and kind:
     the walk checks that itself and raises naming the operation. On failure an ``AssertionError`` says

@@ -20,6 +20,7 @@ from ._checks import (
     reworded,
     seed,
 )
+from ._first_order import FirstOrder, first_order_only
 from ._plain import VERIFIED, Verified, _setflags
 from ._precision import in_dtype_of, in_result_precision
 from ._recording import ANOMALY, RECORDING
@@ -426,7 +427,10 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             "return a tuple with one per argument (None for an argument with none)"
         )
     if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
-        return [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
+        sent = [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
+        if type(node.back) is FirstOrder:  # closes over tl.data(x): marked, so that differentiating it refuses
+            sent = [None if s is None else first_order_only(node.back, call.args, s) for s in sent]
+        return sent
     return [
         None if type(arg) is not Tracked or s is None else in_dtype_of(data(s), arg.data)
         for arg, s in zip(call.args, sent)

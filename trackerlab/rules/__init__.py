@@ -14,6 +14,7 @@ from collections.abc import Callable
 from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
     complex,
+    covariance,
     creation,
     elementwise,
     factorizations,
@@ -28,6 +29,7 @@ from . import (  # noqa: F401  (importing a family registers it; _bind_later rea
     remainders,
     selection,
     shape,
+    signal,
     splits,
     utility,
 )
@@ -42,6 +44,7 @@ FAMILIES = (
     "shape",
     "joins",
     "splits",
+    "signal",
     "creation",
     "indexing",
     "quantiles",
@@ -49,6 +52,7 @@ FAMILIES = (
     "matrices",
     "inverses",
     "factorizations",
+    "covariance",
     "nn",
     "utility",
 )

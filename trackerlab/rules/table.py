@@ -78,6 +78,13 @@ Notes:
   to the element it came from; `argpartition` is plain. `sinc`'s derivative at 0 is 0 (and its second
   −π²/3). `nan_to_num` sends nothing to the entries it replaced. `linspace` takes tracked endpoints,
   scalars or arrays.
+- `convolve` and `correlate` take two 1-D sequences (a number is a sequence of length 1) in NumPy's modes
+  (`full`, `same`, `valid`; `correlate` conjugates `v`). Each is linear in each operand, so the sensitivity of
+  one is a correlation of the zero-padded sensitivity with the other; on an array-API library without a
+  `convolve` the forward is a sum of shifted copies.
+- `cov` and `corrcoef` take NumPy's arguments (`y`, `rowvar`, `bias`, `ddof`, `fweights`, `aweights`, which
+  may be tracked, and `dtype`) and compute in at least double precision, as NumPy does; `corrcoef` clips
+  to [−1, 1] as NumPy does. Unlike NumPy's `cov`, they never change the caller's `fweights`.
 """
 
 
