@@ -97,8 +97,9 @@ def check_constants(node: Tracked, verified: Verified | None = None) -> None:
             name = node.f.name
             position, value = entry[0], entry[1]
             where = f"argument {position + 1}" if isinstance(position, int) else f"the keyword argument {position}="
+            what = f"array of shape {shape_of(value)}" if hasattr(value, "shape") else type(value).__name__
             error = RuntimeError(
-                f"{name}: {where} (a constant array of shape {shape_of(value)}) was changed in place after {name} "
+                f"{name}: {where} (a constant {what}) was changed in place after {name} "
                 "was recorded, so the gradient would be computed at its new values, not at the values the forward "
                 "pass used. Pass a copy (e.g. x * c.copy(), X.copy() @ w), or run the forward pass again after "
                 "changing it"
@@ -208,7 +209,7 @@ def reworded(node: Tracked, g, error: Exception):
     return wrapped
 
 
-def check_replayed(first, again, who: str) -> None:
+def check_replayed(first, again, who: str, what: str = "value") -> None:
     """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
 
     A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
@@ -228,6 +229,13 @@ def check_replayed(first, again, who: str) -> None:
                 return
         elif bool(xp.all(a == b)):
             return
+    if what == "gradient":  # the same value, another gradient: f reads a constant that changed in place since
+        raise RuntimeError(
+            f"{who}: f gave the same value but a different gradient when it was run again for the backward pass "
+            f"(first {_brief(first)}, then {_brief(again)}): a constant f reads (a data batch, say) was changed in "
+            f"place after {who} was called, or f is random. Instead of keeping f's tape, {who} runs f again to "
+            "differentiate its gradient: change such arrays after the backward pass, or pass f a copy"
+        )
     raise RuntimeError(
         f"{who}: f gave a different value when it was run again for the backward pass "
         f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "
@@ -272,14 +280,13 @@ def check_loss(y, who: str) -> None:
             f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
             "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
         )
-    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
-        return
-    try:
-        finite = isfinite_scalar(value if not shape else value.reshape(()))
-    except TypeError:
+    if dtype_kind(value) == "c":  # float() of a NumPy complex number warns and drops its imaginary part
         raise TypeError(
             f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
             "(take tl.abs(y) or its real part)"
-        ) from None
+        )
+    if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
+        return
+    finite = isfinite_scalar(value if not shape else value.reshape(()))
     if not finite:
         raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")

@@ -123,7 +123,7 @@ def _guarded(args: tuple, kwargs, compare: bool):
                 _setflags(arg, False)
             else:
                 arg = _constant(arg, i, guard, compare)
-        elif kind is tuple or kind is list or isinstance(arg, NDARRAY):
+        elif kind is tuple or kind is list or isinstance(arg, NDARRAY) or (compare and kind is dict):
             new = _constant(arg, i, guard, compare)
             if new is arg:
                 continue
@@ -144,12 +144,13 @@ def _constant(value, position, guard: list, compare: bool):
     """``value`` as the node keeps it (see ``_guarded``); ``guard`` collects what the walk must compare."""
     kind = type(value)
     if kind is tuple:  # an index such as (idx, slice(None)): its arrays, one level down
-        if any(isinstance(v, NDARRAY | list) for v in value):
+        if any(isinstance(v, NDARRAY | list | dict) for v in value):
             return tuple(_constant(v, position, guard, compare) for v in value)
         return value
+    if compare and (kind is list or kind is dict):  # a custom pullback reads it, and the arrays in it, as they are
+        guard.append((position, value, _SNAPSHOT, _snapshot(value)))  # then: compared against a copy
+        return value
     if kind is list:  # a list index (x[[0, 2]]) or setting, which the caller may change too
-        if compare:
-            return value
         return [_constant(v, position, guard, compare) if isinstance(v, NDARRAY | list) else v for v in value]
     if not isinstance(value, NDARRAY) or not value.flags.writeable:
         return value
@@ -163,6 +164,36 @@ def _constant(value, position, guard: list, compare: bool):
         guard.append((position, value, None, _locked_copy(value)))
         return value
     return _locked_copy(value)
+
+
+_SNAPSHOT = "snapshot"  # a guard entry's mark for a list or dict, compared against a copy of it (``_same``)
+
+
+def _snapshot(value):
+    """A copy of a list, tuple or dict of a custom rule's, and of the NumPy arrays in it, at any depth."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return kind(_snapshot(v) for v in value)
+    if kind is dict:
+        return {k: _snapshot(v) for k, v in value.items()}
+    return value.copy() if isinstance(value, NDARRAY) else value
+
+
+def _same(value, copy) -> bool:
+    """Whether ``value`` still holds what its ``_snapshot`` ``copy`` holds (NaN equal to NaN)."""
+    kind = type(value)
+    if kind is not type(copy) and not (isinstance(value, NDARRAY) and isinstance(copy, NDARRAY)):
+        return False
+    if kind is list or kind is tuple:
+        return len(value) == len(copy) and all(_same(v, c) for v, c in zip(value, copy))
+    if kind is dict:
+        return value.keys() == copy.keys() and all(_same(value[k], copy[k]) for k in value)
+    if isinstance(value, NDARRAY):
+        return value.shape == copy.shape and namespace().array_equal(value, copy, equal_nan=value.dtype.kind in "fc")
+    try:
+        return value is copy or bool(value == copy) or (value != value and copy != copy)
+    except (TypeError, ValueError):
+        return False
 
 
 def _locked_copy(value):
@@ -267,6 +298,8 @@ def changed_constant(entry, verified: Verified | None = None) -> bool:
     read so far: a second entry of the same memory (``A`` and ``A.T``) is compared without reading it again.
     """
     _, value, weighted, copy = entry
+    if weighted is _SNAPSHOT:
+        return not _same(value, copy)
     if weighted is None:
         xp = namespace()
         return not xp.array_equal(value, copy, equal_nan=value.dtype.kind in "fc")

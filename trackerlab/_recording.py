@@ -4,6 +4,7 @@ anomaly mode's hooks. Every other engine module reads it; it imports nothing of 
 
 from __future__ import annotations
 
+import functools
 import threading
 
 __all__ = ["ANOMALY", "EVERY_THREAD", "RECORDING", "no_grad"]
@@ -96,3 +97,17 @@ class no_grad:
         state = RECORDING
         state.on = state.saved.pop()
         return False
+
+    def __call__(self, f):
+        """``@tl.no_grad()`` on a function: each call of it runs inside ``no_grad``, as with PyTorch's."""
+        if not callable(f):
+            raise TypeError(
+                f"no_grad: use it as `with tl.no_grad():` or `@tl.no_grad()` on a function, not on a {type(f).__name__}"
+            )
+
+        @functools.wraps(f)
+        def without_recording(*args, **kwargs):
+            with no_grad():
+                return f(*args, **kwargs)
+
+        return without_recording

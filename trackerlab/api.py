@@ -8,13 +8,13 @@ import math
 import threading
 from collections.abc import Callable
 
-from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace
+from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._checks import check_loss, check_numbers, check_replayed
 from ._grads import accumulate
 from ._plain import ZERO_GRAD, Verified, _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
-from .ops import operations
+from .ops import _holds_tracked, operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .walk import _count_uses, _walk
@@ -52,7 +52,22 @@ def _input(x):
     if isinstance(x, _TrackedValue):  # the identity's value is its argument's (the rule tables register it)
         node = x.tracker
         return _new(operations()["identity"], (node,), None, node.data)
-    return param(x)
+    try:
+        return param(x)
+    except TypeError:
+        if isinstance(x, Params):
+            raise TypeError(
+                "gradient: a Params must be the only argument, tl.gradient(f, tl.Params([W, b])), with f taking no "
+                "arguments (and forward, jacobian and hessian take values, not Params)"
+            ) from None
+        if isinstance(x, list | tuple | dict) and _holds_tracked(list(x.values()) if isinstance(x, dict) else x):
+            raise TypeError(
+                f"a {type(x).__name__} holding tracked values cannot be an argument of gradient, forward, jacobian or "
+                "hessian (each argument is one array to differentiate at): to differentiate with respect to "
+                "parameters, pass tl.Params([W, b]) alone to gradient, with f taking no arguments; or pass each "
+                "value as an argument of its own, or one array of them, tl.stack([...])"
+            ) from None
+        raise
 
 
 def _as_result(delta, node: Tracked):
@@ -98,7 +113,11 @@ def _any_tracked(args) -> bool:
 def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     """``forward``'s ``back(Δ)`` for the input nodes ``nodes`` of ``y = f(...)`` (``given_tracked``: some
     argument was tracked, so its node is a recorded identity, not a leaf)."""
-    if not isinstance(y, _TrackedValue):
+    if not isinstance(y, _TrackedValue):  # f's value does not depend on the inputs: zeros, for a Δ that fits y
+        check_numbers(y, "forward")  # a tuple of tracked results is not tracked itself: back sent zeros
+        shape = shape_of(data(y))
+        if hasattr(Δ, "shape") and tuple(Δ.shape) not in ((), shape):
+            raise ValueError(f"back: Δ has shape {tuple(Δ.shape)}, but y has shape {shape}; pass a Δ of y's shape")
         return tuple(_as_result(None, n) for n in nodes)
     # Record the backward pass (nested AD) only where something outside this call can reach it:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
@@ -112,6 +131,8 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
         nest = not _self_contained(reached, nodes)
+        if not nest and Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy,
+            Δ = _copied(Δ)  # so that a change the caller makes to it afterwards is not seen
     # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
     # argument's identity node is where the walk must stop
     found = _sensitivities(
@@ -121,6 +142,15 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
         return tuple(_as_result(found.get(n), n) for n in nodes)
     value = data(y)
     return tuple(_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes))
+
+
+def _copied(Δ):
+    """A sensitivity as given, in memory of its own: an array copied, a list or tuple of them rebuilt."""
+    if isinstance(Δ, list | tuple):
+        return type(Δ)(_copied(d) for d in Δ)
+    if hasattr(Δ, "shape") and not isinstance(Δ, _TrackedValue):
+        return Δ.copy() if hasattr(Δ, "copy") else namespace(Δ).asarray(Δ, copy=True)
+    return Δ
 
 
 def _run(f: Callable, args) -> tuple[list, object]:
@@ -210,7 +240,9 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
         def component(*xs):
             again, back = forward(f, *xs)
             check_replayed(y, again, "forward")
-            return back(Δ)[i]
+            result = back(Δ)[i]
+            check_replayed(delta, result, "forward", "gradient")  # f's value may not see a changed constant
+            return result
 
         return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
 
@@ -315,7 +347,11 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
                 leaf.data = value
 
     def pullback(sensitivity):
-        found = _sensitivities(recorded(loss), sensitivity, "gradient", leaves, nest=True)
+        again = recorded(loss)
+        # the same loss does not mean the same function: a constant f reads may have changed where the loss does
+        # not see it (w = 0 in a logistic regression whose batch X was refilled), but the gradient does
+        check_replayed(delta, again, "gradient", "gradient")
+        found = _sensitivities(again, sensitivity, "gradient", leaves, nest=True)
         return tuple(found.get(leaf) for leaf in leaves)
 
     return _new(gradient, tuple(leaves), None, delta, back=pullback)

@@ -47,7 +47,7 @@ def grad_rule(f: Callable) -> Callable:
     return register
 
 
-def track(f: Callable, *args, **kwargs):
+def track(f: Callable, /, *args, **kwargs):
     """Record a call of ``f`` on the tape, using the rule registered for ``f``.
 
     Built-in operations (``tl.sin``, ``tl.matmul``, …) record themselves; for a function of your own,
@@ -164,6 +164,12 @@ def _any_tracked(args) -> bool:
     return any(isinstance(a, _TrackedValue) for a in args)
 
 
+def _tracked_keyword(kwargs: dict) -> bool:
+    return any(
+        isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)) for a in kwargs.values()
+    )
+
+
 def primitive(f: Callable) -> Callable:
     """Make ``f`` record itself with ``track`` whenever an argument is tracked.
 
@@ -183,7 +189,9 @@ def primitive(f: Callable) -> Callable:
 
     @functools.wraps(f)
     def recorded(*args, **kwargs):
-        if (EVERY_THREAD.recording or RECORDING.on) and _any_tracked(args):
+        # a tracked keyword argument goes to track too, which refuses it: calling f itself would skip the rule
+        # (tl.hook(f=..., x=y) was y itself, its hook never applied)
+        if (EVERY_THREAD.recording or RECORDING.on) and (_any_tracked(args) or (kwargs and _tracked_keyword(kwargs))):
             return track(recorded, *args, **kwargs)
         return f(*args, **kwargs)
 

@@ -1,12 +1,14 @@
 """Optimisers, applied with ``tl.update_(opt, params, grads)``: ``Descent``, ``Momentum``, ``ADAM``.
 
 Each ``apply(x, Δ)`` returns the step to subtract from ``x``, keeping per-parameter state keyed by
-the parameter's node (weakly, so that dropping a model frees its optimiser state).
+the parameter's node (weakly, so that dropping a model frees its optimiser state); a parameter whose shape
+changed since its last step is refused, as its state no longer fits.
 """
 
 from __future__ import annotations
 
 import abc
+import copy
 import weakref
 
 from .tracked import tracker
@@ -20,15 +22,53 @@ class Optimiser(abc.ABC):
     def __init__(self):
         self._state = weakref.WeakKeyDictionary()
 
+    def __copy__(self):
+        """A copy with the same settings and a state of its own (stepping one does not move the other)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._state = weakref.WeakKeyDictionary({node: dict(state) for node, state in self._state.items()})
+        return new
+
+    def __deepcopy__(self, memo):
+        """A copy whose state follows the parameters copied in the same ``copy.deepcopy`` call (a model and its
+        optimiser, the parameters first): a parameter not copied keeps its state under the original."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            if name != "_state":
+                setattr(new, name, copy.deepcopy(value, memo))
+        new._state = weakref.WeakKeyDictionary(
+            {memo.get(id(node), node): copy.deepcopy(state, memo) for node, state in self._state.items()}
+        )
+        return new
+
+    def __reduce__(self):
+        raise TypeError(
+            f"pickle: {type(self).__name__} keeps its state by parameter (weakly), which a pickle cannot hold; "
+            "pickle the parameters and make a new optimiser after loading them, or copy.deepcopy the parameters and "
+            "the optimiser together"
+        )
+
     @abc.abstractmethod
     def apply(self, x, Δ):
         """The step to subtract from ``x`` for its gradient ``Δ``."""
 
     def _slot(self, x, make):
+        """The state this optimiser keeps for ``x``, made by ``make()`` at its first step; refused where ``x``'s
+        shape changed since (``x.data = ...``), which NumPy would broadcast the old state against, without a word."""
         node = tracker(x)
-        if node not in self._state:
-            self._state[node] = make()
-        return self._state[node]
+        state = self._state.get(node)
+        shape = tuple(getattr(node.data, "shape", ()))
+        if state is None:
+            state = self._state[node] = make()
+            state["shape"] = shape
+        elif state["shape"] != shape:
+            raise ValueError(
+                f"{type(self).__name__}: the parameter's shape changed from {state['shape']} to {shape} since this "
+                "optimiser last stepped it, so the state it keeps for it no longer fits; use a new optimiser for "
+                "the new shape"
+            )
+        return state
 
 
 def _complex(Δ) -> bool:

@@ -4,7 +4,7 @@ value or gradient in place after a walk has run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
@@ -25,15 +25,21 @@ class Params:
     """
 
     def __init__(self, values: Iterable = ()):
+        if isinstance(values, _TrackedValue):  # iterating it would make each row a computed value of its own
+            raise TypeError(
+                f"Params: pass a list of parameters, tl.Params([x]) (got one tracked value of shape {values.shape}, "
+                "whose rows would each become a parameter)"
+            )
         self._values: list = []
         self._nodes: set = set()
         for value in values:
             self.push(value)
 
     def push(self, value) -> None:
-        node = tracker(value)
-        if node is None:
-            raise TypeError(f"Params: only tracked values can be parameters (got {type(value).__name__})")
+        if not isinstance(value, _TrackedValue):
+            what = "a tape node; pass the tracked value itself" if tracker(value) is not None else type(value).__name__
+            raise TypeError(f"Params: only tracked values can be parameters (got {what})")
+        node = value.tracker
         if node not in self._nodes:
             self._nodes.add(node)
             self._values.append(value)
@@ -100,16 +106,9 @@ def update_(x, Δ, grads=None):
     if isinstance(x, _TrackedValue):
         node = x.tracker
     elif _is_optimiser(x):
-        opt, params = x, Δ
-        if grads is None:
-            raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
-        done = set()  # a parameter listed twice is stepped once, as Params holds it once
-        for p in params:
-            key = id(getattr(p, "tracker", p))
-            if key not in done:
-                done.add(key)
-                update_(p, -opt.apply(p, data(grads[p])))
-        return params
+        for p, g in _pairs(Δ, grads):
+            update_(p, -x.apply(p, data(g)))
+        return Δ
     else:
         node = tracker(x)
     if node is None:
@@ -145,6 +144,52 @@ def update_(x, Δ, grads=None):
     _changed(node)  # the tape recorded before this reads a stale value: the walk refuses it
     reset(node)
     return x
+
+
+def _pairs(params, grads) -> list:
+    """``update_(opt, params, grads)``'s parameters, each with its gradient: ``grads`` is a ``Grads`` or a dict by
+    parameter, a list or tuple in ``params``' order (``tl.gradient(f, W, b)``'s), or, for one parameter given
+    alone (Flux's ``update!(opt, x, x̄)``), its gradient itself."""
+    if grads is None:
+        raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
+    by_parameter = isinstance(grads, Grads | Mapping)
+    if isinstance(params, _TrackedValue):
+        return [(params, grads[params] if by_parameter else grads)]
+    if isinstance(params, Mapping) or not isinstance(params, Iterable):
+        raise TypeError(
+            f"update_: params is a {type(params).__name__}; pass a parameter, a list of them or tl.Params([...])"
+        )
+    params = list(params)
+    if isinstance(grads, list | tuple):  # by position
+        if len(grads) != len(params):
+            raise ValueError(
+                f"update_: {len(params)} parameters but {len(grads)} gradients; give one gradient per parameter, "
+                "in the same order (or the Grads of tl.gradient(f, tl.Params([...])))"
+            )
+        pairs = list(zip(params, grads))
+        if len({id(tracker(p)) for p in params}) < len(params):
+            raise ValueError("update_: a parameter is listed twice, with a gradient each; list it once")
+    elif by_parameter:
+        pairs, done = [], set()  # a parameter listed twice is stepped once, as Params holds it once
+        for p in params:
+            key = id(tracker(p))
+            if key not in done:
+                done.add(key)
+                pairs.append((p, grads[p]))
+    else:
+        raise TypeError(
+            f"update_: grads is a {type(grads).__name__}; for a list of parameters pass the Grads of "
+            "tl.gradient(f, tl.Params([...])), a dict by parameter, or a list of gradients in the parameters' order"
+        )
+    for i, (p, g) in enumerate(pairs):  # before any step: a failure half way would leave some parameters stepped
+        if g is None:
+            raise TypeError(f"update_: the gradient of parameter {i + 1} is None; give it an array (zeros for none)")
+        have, want = shape_of(data(g)), shape_of(data(p))
+        if have not in ((), want):
+            raise ValueError(
+                f"update_: the gradient of parameter {i + 1} has shape {have}, but the parameter has shape {want}"
+            )
+    return pairs
 
 
 def _other_library(a, b) -> bool:

@@ -56,14 +56,19 @@ def check_grads(
         raise AssertionError(problem)
 
 
+_ROUNDOFF = 16 * 2.0**-52  # a few units of float64 roundoff, for the noise of a difference of two sums
+
+
 class _Tolerance:
     __slots__ = ("atol", "eps", "rtol")
 
     def __init__(self, eps, rtol, atol):
         self.eps, self.rtol, self.atol = eps, rtol, atol
 
-    def close(self, a: float, b: float) -> bool:
-        return abs(a - b) <= self.atol + self.rtol * max(1.0, abs(a), abs(b))
+    def close(self, a: float, b: float, noise: float = 0.0) -> bool:
+        """Whether ``a`` and ``b`` agree: relative to their own size (no floor of 1, which let a rule 1% wrong
+        pass wherever the derivatives were below about 0.1), plus the roundoff ``noise`` of the difference."""
+        return abs(a - b) <= self.atol + self.rtol * max(abs(a), abs(b)) + noise
 
 
 def _first_problem(f, args, kwargs, order, tol, seed) -> str | None:
@@ -172,7 +177,7 @@ class _Level:
                 )
         reverse = sum(_inner(g, v, self.xp) for g, v in zip(grads, self.directions))
         numeric = self.numeric(self.directions)
-        if self.tol.close(reverse, numeric):
+        if self.tol.close(reverse, numeric, self.noise):
             return None
         return self.explain(grads, reverse, numeric)
 
@@ -185,7 +190,9 @@ class _Level:
         eps = self.tol.eps
         plus = [x if v is None else x + eps * v for x, v in zip(self.xs, directions)]
         minus = [x if v is None else x - eps * v for x, v in zip(self.xs, directions)]
-        return (float(data(self.scalar(*plus))) - float(data(self.scalar(*minus)))) / (2 * eps)
+        high, low = float(data(self.scalar(*plus))), float(data(self.scalar(*minus)))
+        self.noise = _ROUNDOFF * (abs(high) + abs(low)) / (2 * eps)  # of the two sums, divided by the step
+        return (high - low) / (2 * eps)
 
     # -- saying what disagrees
 
@@ -207,7 +214,7 @@ class _Level:
         for i, (g, x, v) in enumerate(zip(grads, self.xs, self.directions)):
             alone = [v if j == i else None for j in range(len(self.xs))]
             r, n = _inner(g, v, self.xp), self.numeric(alone)
-            agrees = self.tol.close(r, n)
+            agrees = self.tol.close(r, n, self.noise)
             mark = "agrees" if agrees else "DISAGREES"
             lines.append(
                 f"  argument {i + 1} (shape {shape_of(x)}): reverse mode {r!r}, finite differences {n!r}: {mark}"
@@ -231,7 +238,8 @@ class _Level:
     def passes(self) -> bool:
         grads = self.gradients(self.xs)
         reverse = sum(_inner(g, v, self.xp) for g, v in zip(grads, self.directions))
-        return self.tol.close(reverse, self.numeric(self.directions))
+        numeric = self.numeric(self.directions)
+        return self.tol.close(reverse, numeric, self.noise)
 
     def elementwise(self, i: int, g, np) -> list[str]:
         """Argument ``i``'s gradient element by element, against central differences (small arguments)."""

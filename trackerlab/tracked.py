@@ -77,6 +77,12 @@ class _TrackedValue:
                 "tape computed. Make a new parameter with tl.param(value) instead"
             )
         new = _leaf_value(data(value), "x.data = ...")
+        if (_shape(new) == ()) is not (_shape(node.data) == ()):  # the class (TrackedReal, TrackedArray) stays
+            raise TypeError(
+                f"x.data = ...: x is a tracked {'number' if _shape(node.data) == () else 'array'}, and the new value "
+                f"has shape {_shape(new)}; a parameter cannot change between a number and an array: make a new "
+                "parameter with tl.param(value)"
+            )
         grad = node.grad  # zeros a reset left are made for the value they were reset for
         node.data = new
         if _shape(grad) != _shape(new):
@@ -148,7 +154,9 @@ class _TrackedValue:
         return _copy_leaf(self, "copy.copy")
 
     def __deepcopy__(self, memo):
-        return _copy_leaf(self, "copy.deepcopy")
+        copied = _copy_leaf(self, "copy.deepcopy")
+        memo[id(self.tracker)] = copied.tracker  # an optimiser copied in the same call keys its state by the copy
+        return copied
 
     def __reduce__(self):
         node = self.tracker
@@ -204,6 +212,9 @@ class TrackedReal(_TrackedValue):
 
     def __index__(self):
         return operator.index(self.tracker.data)
+
+    def __iter__(self):  # else Python iterates by __getitem__, and a NumPy scalar's IndexError ends it at once:
+        raise TypeError("'TrackedReal' object is not iterable: it is one tracked number")  # sum(x) was 0
 
     def item(self):
         _plain_number(self, "x.item()")
@@ -318,6 +329,12 @@ def param(x):
     >>> param([1, 2]).dtype
     dtype('float64')
     """
+    if isinstance(x, _TrackedValue) and RECORDING.differentiating:  # a new leaf would cut the gradient through x
+        raise TypeError(
+            "param(x): x is tracked, and a new parameter made from it inside a function being differentiated "
+            "would cut the gradient through x (it would be 0). Use x itself, or tl.param(tl.data(x)) to start a new "
+            "parameter from its value on purpose"
+        )
     value = _leaf_value(data(x), "param")
     return _wrap(_leaf(value, ZERO_GRAD))
 

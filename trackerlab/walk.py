@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from . import _nodes, _text
-from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, defers
+from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, defers, namespace, shape_of
 from ._checks import (
     check_constants,
     check_fresh,
@@ -74,6 +74,9 @@ def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
     >>> [(s.op, s.delta) for s in tl.backprop_steps(a * b)]
     [('multiply', 1.0), ('param', 3.0), ('param', 2.0)]
     """
+    if hasattr(Δ, "shape") and not isinstance(Δ, _TrackedValue):  # the walk reads Δ at its first step: a
+        # change the caller makes to the array before then is not seen, as with back_
+        Δ = Δ.copy() if hasattr(Δ, "copy") else namespace(Δ).asarray(Δ, copy=True)
     return _walk(y, Δ, "backprop_steps", nest=nest, stop=stop)
 
 
@@ -124,6 +127,7 @@ def _walk(
     lend = verified if nest and verified is not None and verified.entries else None
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
+    latest = _nodes._EPOCH  # a parameter changed while the walk runs (a hook's update_) moves it
     waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
     ready = deque((root,))
     pop, push = ready.popleft, ready.append
@@ -142,8 +146,13 @@ def _walk(
                 g = in_dtype_of(g, node.data)
             if check is not None:
                 check(node, g, ())
-            yield Step(index, node, g, (), (), tuple(waiting) if pending else ())
+            if pending:  # code of the caller's sees the step: a write into its arrays must not reach the walk
+                yield Step(index, node, _shown(g), (), (), tuple(waiting))
+            else:
+                yield Step(index, node, g, (), (), ())
             index += 1
+            if pending and _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed one
+                latest = _refuse_stale(ready, waiting, (), stop)
             continue
         args = node.args  # the node holds its call's fields (``node.f`` shows them as a ``Call``)
         try:
@@ -186,6 +195,8 @@ def _walk(
                 if node.back is not None:
                     sent = _custom(node, g, nest)
                     checked = False
+                    if _nodes._EPOCH != latest:  # the pullback (a hook) changed a parameter: refuse stale reads
+                        latest = _refuse_stale(ready, waiting, args, stop)
                 else:
                     if lend is None:
                         sent = _pullback(node, g, nest)
@@ -244,11 +255,13 @@ def _walk(
             yield Step(
                 index,
                 node,
-                g,
+                _shown(g) if pending else g,
                 tuple(a if type(a) is Tracked else None for a in args),
-                sent,
+                type(sent)(_shown(s) for s in sent) if pending else sent,
                 tuple(waiting) if pending else (),
             )
+            if _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed a parameter
+                latest = _refuse_stale(ready, waiting, (), stop)
         index += 1
 
 
@@ -302,6 +315,48 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
                     uses[arg] = 1
                     push(arg)
     return uses
+
+
+def _shown(value):
+    """A sensitivity as ``backprop_steps`` shows it: a read-only view of a NumPy array, since the walk goes on
+    with the array itself (it is on its way to the arguments: ``s.delta *= 0`` changed their gradients)."""
+    if type(value) is NDARRAY and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
+def _refuse_stale(ready, waiting, args, stop) -> int:
+    """Refuse the rest of a walk (the nodes still to process: those reachable from ``ready``, ``waiting`` and
+    ``args``) if an argument of one of them changed after it was recorded: a hook or custom pullback, or code
+    between the steps of ``backprop_steps``, changed a parameter (``update_``, ``x.data = v``) while the walk
+    ran, and the pullbacks still to run would read the new value. Returns the epoch now checked."""
+    latest = _nodes._EPOCH
+    stack = [n for n in (*ready, *waiting, *args) if type(n) is Tracked]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        if node.isleaf:
+            continue
+        for i, arg in enumerate(node.args):
+            if type(arg) is Tracked and arg.epoch > node.epoch:
+                name = node.f.name
+                what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
+                error = RuntimeError(
+                    f"{name}: argument {i + 1} ({what}) was changed (tl.update_ or x.data = ...) while the backward "
+                    f"pass ran, by a hook or custom pullback or by code between the steps of backprop_steps, so "
+                    f"{name}'s pullback would compute the gradient at the new value; change parameters after "
+                    "back_ (or the walk) has returned"
+                )
+                error._trackerlab_op = name
+                raise error
+        if stop and node in stop:
+            continue
+        for arg in node.args:
+            if type(arg) is Tracked and arg not in seen:
+                seen.add(arg)
+                stack.append(arg)
+    return latest
 
 
 def _release(node: Tracked, stop, uses, ready) -> None:

@@ -1,0 +1,61 @@
+"""A fifth probe of custom rules: a ``@tl.primitive`` function (``hook``, ``nobacksies``, ``checkpoint`` and the
+user's own) given a tracked value by keyword is refused, instead of running the function itself and skipping
+its rule (``tl.hook(f=..., x=y)`` was ``y`` itself, its hook never applied)."""
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+
+def _double(g):
+    return 2 * g
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda y: tl.hook(f=_double, x=y),
+        lambda y: tl.hook(_double, x=y),
+        lambda y: tl.nobacksies("no second pass", x=y),
+        lambda y: tl.nobacksies(message="no second pass", x=y),
+        lambda y: tl.checkpoint(lambda t: t * t, t=y),
+    ],
+)
+def test_a_tracked_keyword_argument_of_a_primitive_is_refused(call):
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"keyword argument .*= of .* is tracked.*pass it by position"):
+        call(x * x)
+    with pytest.raises(TypeError, match="pass it by position"):
+        tl.gradient(lambda x: tl.sum(call(x * x)), np.array([1.0, 2.0]))
+
+
+def test_the_same_calls_by_position_apply_the_rule():
+    x0 = np.array([1.0, 2.0])
+    (g,) = tl.gradient(lambda x: tl.sum(tl.hook(_double, x * x)), x0)
+    np.testing.assert_allclose(tl.data(g), 4 * x0)  # the hook doubles d(x²)/dx = 2x
+    with pytest.raises(RuntimeError, match="nobacksies: no second pass"):
+        tl.back_(tl.sum(tl.nobacksies("no second pass", tl.param(x0) * 3)))
+    (g,) = tl.gradient(lambda x: tl.sum(tl.checkpoint(lambda t: t * t, x)), x0)
+    np.testing.assert_allclose(tl.data(g), 2 * x0)
+
+
+def test_a_users_primitive_given_a_tracked_keyword_only_is_refused():
+    @tl.primitive
+    def scaled(x, *, s):
+        return tl.data(x) * tl.data(s)  # computes on plain values: its rule is what differentiates it
+
+    @tl.grad_rule(scaled)
+    def _(x, *, s):
+        return tl.data(x) * tl.data(s), lambda g: (g * s,)
+
+    s = tl.param(3.0)
+    with pytest.raises(TypeError, match="keyword argument s= of scaled is tracked"):
+        scaled(np.array([1.0, 2.0]), s=s)
+    with pytest.raises(TypeError, match="keyword argument s= of scaled is tracked"):
+        scaled(tl.param([1.0, 2.0]), s=s)
+    with tl.no_grad():  # nothing is recorded: the plain computation
+        np.testing.assert_allclose(scaled(np.array([1.0, 2.0]), s=s), [3.0, 6.0])
+    x = tl.param([1.0, 2.0])
+    tl.back_(tl.sum(scaled(x, s=3.0)))  # a plain keyword setting is fine
+    np.testing.assert_allclose(x.grad, [3.0, 3.0])
