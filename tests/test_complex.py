@@ -196,6 +196,8 @@ CASES = {
     "tensordot": [(lambda x, y: tl.tensordot(x, y, axes=1), M, N), (lambda x, y: tl.tensordot(x, y, axes=1), M, R)],
     "cross": [(tl.cross, Z, W), (tl.cross, R, W)],
     "einsum": [(lambda x, y: tl.einsum("ij,jk->ik", x, y), M, N), (lambda x, y: tl.einsum("ij,j->i", x, y), M, R)],
+    # convolve is holomorphic in each operand; correlate conjugates its second one, as NumPy does
+    "convolve": [(tl.convolve, Z, W), (tl.convolve, R, W), (lambda z, w: tl.correlate(z, w, "same"), Z, R)],
     "trace": [(tl.trace, SQ)],
     "diagonal": [(tl.diagonal, SQ)],
     "diag": [(tl.diag, Z), (tl.diag, SQ)],

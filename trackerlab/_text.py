@@ -162,10 +162,16 @@ def grads_repr(grads) -> str:
 
 def number(v, *, compact: bool = False) -> str:
     """A scalar in at most 6 significant digits: ``17.0``, ``-0.416147``, ``1e-08``, ``nan``; ``compact``
-    writes whole numbers without ``.0`` (``17``) and complex numbers as ``1+2j``."""
+    writes whole numbers without ``.0`` (``17``) and complex numbers as ``1+2j``; otherwise a complex
+    number reads as Python writes it (``(1+2j)``), both of its parts kept."""
+    if isinstance(v, complex | np.complexfloating) or getattr(getattr(v, "dtype", None), "kind", "") == "c":
+        v = complex(v)
+        sign = "-" if math.copysign(1.0, v.imag) < 0 and not math.isnan(v.imag) else "+"
+        imag = number(abs(v.imag), compact=True)
+        if compact:
+            return f"{number(v.real, compact=True)}{sign}{imag}j"
+        return f"({number(v.real, compact=True)}{sign}{imag}j)"  # as Python writes (1+2j), (0.5-1e-08j)
     if compact:
-        if isinstance(v, complex | np.complexfloating):
-            return f"{number(v.real, compact=True)}{'+' if v.imag >= 0 else '-'}{number(abs(v.imag), compact=True)}j"
         v = float(v)
         if math.isnan(v) or math.isinf(v):
             return str(v)
@@ -208,21 +214,43 @@ def summary(value, *, limit: int = 6, compact: bool = False) -> str:
     if a.ndim == 0:
         if compact:
             return number(a[()], compact=True)
-        return str(a.item()) if a.dtype.kind in "iuc" else number(a)
+        return str(a.item()) if a.dtype.kind in "iu" else number(a)
     if compact:
         if a.size == 0:
             return "[]"
         if a.size <= limit:
             return _nested(a)
-        finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
-        if finite.size == 0:
+        low, high, flags = _range(a, compact=True)
+        if low is None:
             return _("all nan/inf")
-        return f"{number(finite.min(), compact=True)} … {number(finite.max(), compact=True)}"
+        return f"{low} … {high}{flags}"
     if a.size <= limit:
         body = ", ".join(number(x) for x in a.reshape(-1))
         return f"[{body}]" if a.ndim == 1 else f"[{body}] ({shape_text(a.shape)})"
-    low, high = number(a.min()), number(a.max())
-    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high)
+    low, high, flags = _range(a, compact=False)
+    if low is None:
+        return f"{_('all nan/inf')}: {flags[2:]} ({shape_text(a.shape)})"
+    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high) + flags
+
+
+def _range(a, compact: bool) -> tuple:
+    """``(low, high, flags)`` of a large array: the range of its finite values (of their moduli ``|x|`` for
+    complex numbers, which have no order), and how many are NaN or infinite (``, 2 nan, 1 -inf``), so
+    that a range never hides them; ``low`` is ``None`` when no value is finite."""
+    values = a
+    modulus = ""
+    if a.dtype.kind == "c":
+        values, modulus = np.abs(a), "|x| "
+    flags = ""
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)
+        if not finite.all():
+            counts = (int(np.isnan(values).sum()), int((values == np.inf).sum()), int((values == -np.inf).sum()))
+            flags = "".join(f", {n:,} {word}" for n, word in zip(counts, ("nan", "inf", "-inf")) if n)
+            values = values[finite]
+    if values.size == 0:
+        return None, None, flags
+    return modulus + number(values.min(), compact=compact), number(values.max(), compact=compact), flags
 
 
 def _nested(a) -> str:

@@ -254,7 +254,7 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **o
         fill_value = _public("stack")(fill_value)
     if not isinstance(fill_value, _TrackedValue) or dtype.kind not in "fc":
         return np.full_like(plain(a), plain(fill_value), dtype, order, subok, shape, **options)
-    target = np.shape(plain(a)) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    target = np.shape(plain(a)) if shape is None else ((int(shape),) if np.ndim(shape) == 0 else tuple(shape))
     filled = _public("broadcast_to")(fill_value, target)
     return _public("astype")(filled, dtype) if filled.dtype != dtype else _public("copy")(filled)
 

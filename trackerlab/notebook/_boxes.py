@@ -10,7 +10,7 @@ from .._order import numbering
 from ..tracked import Tracked
 from ._i18n import _
 from ._lazy import is_lazy, lazy_brief, lazy_text
-from ._tape import dtype_text, names, shape_text, short, tape
+from ._tape import changed, dtype_text, names, shape_text, short, tape
 
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
 
@@ -27,16 +27,24 @@ def boxes_and_edges(
     # ``numbered``: the stepper's (numbering, names) of the same tape, so a frame costs what it shows
     (index, _, below), named = numbered or (numbering(root), None)
     keep = None
+    users: dict = {}
     if len(index) > max_nodes:  # the values nearest the output (or the focus), breadth first, and a box for the rest
         start, users = (root, {}) if focus is None or focus[0] not in index else focus
         keep = {start}
-        queue = deque([start])
-        while queue and len(keep) < max_nodes - 1:
-            node = queue.popleft()
-            for arg in (*below[node], *users.get(node, ())):
-                if arg not in keep and len(keep) < max_nodes - 1:
+        # Around a focus: the values it was computed from, and the values computed from it on the way to the
+        # output with what those were computed from (a cone); not every other use of a value it reached
+        # going down (a parameter used by every layer would fill the drawing with unconnected calls).
+        queue = deque([(start, True)])
+        room = max_nodes - (2 if users else 1)  # boxes for the values not shown: earlier ones, later ones
+        while queue and len(keep) < room:
+            node, upwards = queue.popleft()
+            nexts = [(arg, False) for arg in below[node]]
+            if upwards:
+                nexts += [(user, True) for user in users.get(node, ())]
+            for arg, up in nexts:
+                if arg not in keep and len(keep) < room:
                     keep.add(arg)
-                    queue.append(arg)
+                    queue.append((arg, up))
     entries = tape(root, index, keep)
     kept_keys = None if keep is None else {f"n{index[node]}" for node in keep}
 
@@ -70,12 +78,20 @@ def boxes_and_edges(
         for box in boxes.values():
             box["folded"] = [f"const {p + 1} = {_constant(values[k])}" for p, k in box["folded"]]
     if keep is not None:
+        # Every use not drawn is an arrow to or from a box for what is not shown: values computed from ones
+        # not shown come from "… N more"; values used by later ones not shown go to "later values".
+        ordered = sorted(keep, key=index.__getitem__)
+        used_later = [n for n in ordered if any(u not in keep for u in users.get(n, ()))]
         boxes["more"] = _box("more", "more", None, None, None, operands=0)
         boxes["more"]["hidden"] = len(index) - len(keep)
-        cut = [n for n in keep if any(a not in keep for a in below[n])]
-        for node in sorted(cut, key=index.__getitem__):
-            edges.append(("more", f"n{index[node]}", None))
+        boxes["more"]["later"] = bool(used_later)
+        for node in ordered:
+            if any(a not in keep for a in below[node]):
+                edges.append(("more", f"n{index[node]}", None))
         boxes = {"more": boxes.pop("more"), **boxes}
+        if used_later:
+            boxes["later"] = _box("later", "more", None, None, None, operands=0)
+            edges.extend((f"n{index[node]}", "later", None) for node in used_later)
     return boxes, edges, len(index)
 
 
@@ -98,7 +114,10 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
     """The box's title and its lines: key, shape and dtype; data; grad or Δ; settings; constants."""
     kind = box["kind"]
     if kind == "more":
-        return _("… {count} more").format(count=f"{box['hidden']:,}"), [_("earlier values")]
+        if box["key"] == "later":
+            return "…", [_("later values")]
+        more = _("… {count} more").format(count=f"{box['hidden']:,}")
+        return more, [_("not shown") if box.get("later") else _("earlier values")]
     data = box["data"]
     if kind == "const":
         shape = shape_text(tuple(getattr(data, "shape", ())))
@@ -121,6 +140,7 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
             word = _("grad {value}") if node.isleaf and done else "Δ {value}"
             lines.append(word.format(value=_value(shown[node])))
     lines.extend(box["folded"])
+    lines.extend(_("⚠ argument {n} changed since").format(n=p + 1) for p in changed(node))
     return _clip(head), [_clip(line) for line in lines]
 
 

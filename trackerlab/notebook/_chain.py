@@ -15,8 +15,11 @@ __all__ = ["CHAIN", "chain"]
 
 
 def _is_scalar(v) -> bool:
-    """A number here and now: a Python or 0-d array scalar, not a lazy (dask) one, which is never computed."""
-    return isinstance(v, int | float) or (getattr(v, "ndim", None) == 0 and not is_lazy(v))
+    """A real number here and now: a Python or 0-d array scalar, not a lazy (dask) one, which is never
+    computed, nor a complex one, for which these formulas (and ``float``) do not hold."""
+    if isinstance(v, int | float):
+        return True
+    return getattr(v, "ndim", None) == 0 and not is_lazy(v) and getattr(v.dtype, "kind", "c") in "biuf"
 
 
 n = number

@@ -20,6 +20,9 @@ from ._tape import names as forward_names
 
 __all__ = ["Frames", "Steps"]
 
+TERMS = 8  # terms of a sum, its sources and a call's arguments written out in a frame's text; the rest counted
+LEAVES = 16  # pending values and leaves' grads written out in a frame's text; the rest counted
+
 
 class Frames:
     """The walk of ``backprop_steps(y, Δ)`` turned into frames: ``steps`` (plain data, one dict per step)
@@ -168,22 +171,22 @@ class Frames:
                 step=index + 1, total=f"{total}{more}", node=s["node"]
             )
         else:
-            call = f"{s['op']}({', '.join(s['args'])})"
+            call = f"{s['op']}({_row(s['args'], str, ', ')})"
             head = _("step {step} of {total}: {node} = {call}").format(
                 step=index + 1, total=f"{total}{more}", node=s["node"], call=call
             )
         lines = [head]
         parts = s["contributions"]
         if len(parts) > 1 and is_lazy(s["delta"]):  # lazy parts: their descriptions added up say nothing more
-            sources = ", ".join(who for who, v in parts)
+            sources = _row(parts, _who, ", ")
             lines.append(
                 _("Δ arrived: {delta}  (used {count} times: from {sources})").format(
                     delta=text(s["delta"]), count=len(parts), sources=sources
                 )
             )
         elif len(parts) > 1:
-            summed = " + ".join(text(v) for who, v in parts)
-            sources = ", ".join(who for who, v in parts)
+            summed = _row(parts, _value, " + ")
+            sources = _row(parts, _who, ", ")
             lines.append(
                 _("Δ arrived: {sum} = {delta}  (used {count} times: from {sources})").format(
                     sum=summed, delta=text(s["delta"]), count=len(parts), sources=sources
@@ -197,7 +200,14 @@ class Frames:
             lines.append(f"{s['node']}.grad += {text(s['delta'])}")
         elif s["sent"]:
             lines.append(_("the pullback of {op} sent:").format(op=s["op"]))
-            for e in s["sent"]:
+            sent = s["sent"]
+            if len(sent) > LEAVES:  # a call of a thousand arguments (stack): the first ones and the last
+                hidden = _("… {count} more").format(count=f"{len(sent) - LEAVES + 1:,}")
+                sent = [*sent[: LEAVES - 2], {"hidden": hidden}, sent[-1]]
+            for e in sent:
+                if "hidden" in e:
+                    lines.append(f"  {e['hidden']}")
+                    continue
                 if e["value"] is None:
                     lines.append(f"  → {e['to']}: " + _("nothing"))
                     continue
@@ -214,12 +224,12 @@ class Frames:
                     )
                 elif len(holds) > 1:
                     what += _("  ({node} now holds {sum} = {total})").format(
-                        node=e["to"], sum=" + ".join(text(h) for h in holds), total=text(_sum(holds))
+                        node=e["to"], sum=_row(holds, text, " + "), total=text(_sum(holds))
                     )
                 lines.append(f"  → {e['to']}: {what}")
-        pending = ", ".join(f"{self.name(k)} = {text(_sum(v))}" for k, v in s["pending"].items())
+        pending = _row(list(s["pending"].items()), lambda kv: f"{self.name(kv[0])} = {text(_sum(kv[1]))}", ", ", LEAVES)
         lines.append(_("pending: {values}").format(values=pending or _("none")))
-        grads = ", ".join(f"{self.name(leaf)} = {text(v)}" for leaf, v in s["grads"].items())
+        grads = _row(list(s["grads"].items()), lambda kv: f"{self.name(kv[0])} = {text(kv[1])}", ", ", LEAVES)
         lines.append(_("grads so far: {values}").format(values=grads or _("none yet")))
         if is_lazy(s["delta"]):
             lines.append(
@@ -229,6 +239,24 @@ class Frames:
                 )
             )
         return "\n".join(lines)
+
+
+def _row(items: list, show, separator: str, most: int = TERMS) -> str:
+    """``items`` shown by ``show`` and joined by ``separator``; beyond ``most``, the first ones, "… N more"
+    and the last, so that a value used a thousand times gives a line, not a page (only those are shown)."""
+    if len(items) <= most:
+        return separator.join(show(item) for item in items)
+    first = [show(item) for item in items[: most - 2]]
+    more = _("… {count} more").format(count=f"{len(items) - most + 1:,}")
+    return separator.join([*first, more, show(items[-1])])
+
+
+def _who(part) -> str:
+    return part[0]
+
+
+def _value(part) -> str:
+    return text(part[1])
 
 
 def _sum(values):

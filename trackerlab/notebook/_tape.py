@@ -8,7 +8,7 @@ from .._text import dtype_text, shape_text, summary
 from ..ops import Op
 from ..tracked import Tracked, istracked
 
-__all__ = ["Entry", "as_node", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
+__all__ = ["Entry", "as_node", "changed", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
 
 
 def as_node(y, who: str) -> Tracked:
@@ -76,13 +76,29 @@ def operands(node: Tracked) -> tuple:
     return call.args
 
 
+def changed(node: Tracked) -> tuple:
+    """The positions of the operands of ``node`` that changed after ``node`` was recorded (``tl.update_``,
+    ``x.data = …``): the tape shows their new values beside the value computed from the old ones, and the
+    walk refuses the tape. Empty for a leaf and for almost every call."""
+    if node.isleaf:
+        return ()
+    epoch = node.epoch
+    return tuple(i for i, arg in enumerate(operands(node)) if type(arg) is Tracked and arg.epoch > epoch)
+
+
 def names(index: dict, labels: dict) -> dict:
     """A name for each node of ``index`` (``numbering``'s order) that a person can follow: the user's
     label, else ``x1``, ``x2``, … for leaves and ``matmul#1``, ``matmul#2``, … for the calls of
-    each operation, counted in forward order (``matmul#3`` is the third matmul computed)."""
+    each operation, counted in forward order (``matmul#3`` is the third matmul computed).
+
+    The names are distinct, so that the stepper's ``steps`` (keyed by name) keep every value: a name given
+    twice, or given to one value and counted for another (``x2``), is written with the key after its first
+    use (``w (n3)``)."""
     out: dict = {}
     counts: dict[str, int] = {}
     op_names: dict = {}  # an operation's name depends on its function only: looked up once per function
+    given = {name for node, name in labels.items() if node in index}  # the names given to values of this tape
+    used: set = set()
     for node in index:
         label = labels.get(node)
         if node.isleaf:
@@ -96,7 +112,11 @@ def names(index: dict, labels: dict) -> dict:
                 if getattr(func, "__hash__", None) is not None:
                     op_names[func] = op
         counts[op] = counts.get(op, 0) + 1
-        out[node] = label if label is not None else f"x{counts[op]}" if node.isleaf else f"{op}#{counts[op]}"
+        name = label if label is not None else f"x{counts[op]}" if node.isleaf else f"{op}#{counts[op]}"
+        if name in used or (label is None and name in given):
+            name = f"{name} (n{index[node]})"
+        used.add(name)
+        out[node] = name
     return out
 
 

@@ -71,7 +71,16 @@ def stats(a) -> dict:
     finite = values[np.isfinite(values)] if nan or inf else values.reshape(-1)
     out = {"nan": nan, "inf": inf, "size": int(a.size), "finite": finite}
     if finite.size:
-        out.update(min=finite.min(), max=finite.max(), mean=finite.mean(), std=finite.std())
+        low, high = finite.min(), finite.max()
+        # the mean and spread of values near the largest float overflow their sum: take them of the values
+        # scaled to at most 1 in size, and scale back
+        scale = max(abs(float(low)), abs(float(high)))
+        if scale > 1e300:
+            scaled = finite / scale
+            mean, std = scaled.mean() * scale, scaled.std() * scale
+        else:
+            mean, std = finite.mean(), finite.std()
+        out.update(min=low, max=high, mean=mean, std=std)
     return out
 
 
@@ -82,6 +91,9 @@ def sparkline(finite, bins: int = 16) -> str:
     low, high = float(finite.min()), float(finite.max())
     if low == high:
         return _BARS[-1]
+    scale = max(abs(low), abs(high))  # values near the largest float: bins of the values scaled to 1, which fit
+    if scale > 1e300:
+        finite, low, high = finite / scale, low / scale, high / scale
     counts, _ = np.histogram(finite, bins=bins, range=(low, high))
     top = counts.max()
     return "".join(" " if c == 0 else _BARS[min(len(_BARS) - 1, int(c * len(_BARS) / (top + 1)))] for c in counts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._tape import as_node, dtype_text, label_map, tape
+from ._tape import as_node, changed, dtype_text, label_map, tape
 
 __all__ = ["to_networkx"]
 
@@ -16,7 +16,9 @@ def to_networkx(y, labels=None):
     for a leaf, ``"const"`` for an untracked operand), ``shape``, ``dtype``, ``data``, ``grad``
     (``None`` where nothing was accumulated), ``label`` (the name given in ``labels``, else
     ``None``), ``isleaf``, ``const``, ``settings`` (arguments after an operation's operands, like the
-    shape of ``reshape``), ``kwargs`` and ``node`` (the engine's ``Tracked``; ``None`` for a constant).
+    shape of ``reshape``), ``kwargs``, ``changed`` (the positions of the arguments changed by ``tl.update_``
+    or ``x.data = …`` after the call was recorded, whose ``data`` is the new value: back-propagation
+    refuses such a tape) and ``node`` (the engine's ``Tracked``; ``None`` for a constant).
     An edge runs from each argument to the call's result, with the argument's ``position``
     (``positions`` lists every position when the same value is passed twice, as in ``x * x``).
     A value used by several calls appears once.
@@ -49,6 +51,7 @@ def to_networkx(y, labels=None):
             const=entry.const,
             settings=entry.settings,
             kwargs={} if node is None or node.isleaf else dict(node.f.kwargs),
+            changed=() if node is None else changed(node),
             node=node,
         )
         for source, position in entry.args:

@@ -12,7 +12,7 @@ from .._order import numbering
 from ..tracked import Tracked, istracked
 from ._i18n import _, ngettext
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
-from ._tape import as_node, dtype_text, label_map, operands, shape_text, short
+from ._tape import as_node, changed, dtype_text, label_map, operands, shape_text, short
 from ._values import array_html
 
 __all__ = ["html_repr"]
@@ -92,12 +92,12 @@ def html_repr(
     root = as_node(value, "html_repr")
     names = label_map(labels, "html_repr")
     tree = _Tree(root, names, max_nodes, max_depth)
-    body = _header(value, root, names, len(tree.index)) + _panels(root) + tree.html()
+    body = _header(value, root, names, len(tree.index), tree.index) + _panels(root) + tree.html()
     anchor = hashlib.sha1(body.encode()).hexdigest()[:10]
     return f'<div class="tl-repr" id="tl-{anchor}">{_STYLE}{body.replace("tl-@", f"tl-{anchor}-")}</div>'
 
 
-def _header(value, root: Tracked, names: dict, count: int) -> str:
+def _header(value, root: Tracked, names: dict, count: int, stale) -> str:
     data = root.data
     kind = type(value).__name__ if istracked(value) else "Tracked"
     module = type(data).__module__.split(".")[0]
@@ -119,6 +119,9 @@ def _header(value, root: Tracked, names: dict, count: int) -> str:
             f'<span class="tl-badge tl-lazy">{escape(_("lazy"))}</span>'
             f'<span class="tl-dim"> · {escape(chunks + size_text(data))}</span>'
         )
+    if _stale(stale):  # a parameter changed after a call used it: the walk refuses the tape
+        warning = _("stale: an argument changed after it was used (tl.update_ or x.data = …); back_ refuses this tape")
+        origin += f'<span class="tl-warn"> · {escape(warning)}</span>'
     values = ngettext("{count} value on the tape", "{count} values on the tape", count).format(count=f"{count:,}")
     name = names.get(root)
     title = f'<span class="tl-name">{escape(name)}</span> ' if name else ""
@@ -283,6 +286,9 @@ class _Tree:
             if extra:
                 op += f'<span class="tl-dim">({escape(", ".join(extra))})</span>'
         parts.append(f'<span class="{css}">{op}</span>')
+        for position in changed(node):
+            text = _("⚠ argument {n} changed since").format(n=position + 1)
+            parts.append(f'<span class="tl-warn">{escape(text)}</span>')
         if ref:
             parts.append(f'<a class="tl-dim" href="#tl-@{key}">{escape(_("↺ shown above"))}</a>')
             return " ".join(parts)
@@ -291,6 +297,17 @@ class _Tree:
         if node.grad is not None:
             parts.append(f'<span class="tl-grad">∇ {escape(_brief(node.grad))}</span>')
         return f'<span id="tl-@{key}">{" ".join(parts)}</span>'
+
+
+def _stale(index: dict) -> bool:
+    """Whether a call on the tape has an argument that changed after it was recorded. Only a leaf changes: the
+    calls are looked at one by one only when some leaf changed after the earliest call was recorded."""
+    calls, leaves = [], []
+    for node in index:
+        (leaves if node.isleaf else calls).append(node.epoch)
+    if not calls or max(leaves, default=0) <= min(calls):
+        return False
+    return any(changed(node) for node in index)
 
 
 def _brief(x) -> str:

@@ -106,6 +106,9 @@ class TrackMagics(Magics):
                     back_(y)
             except ValueError as error:  # an array y, say: say so as a usage error, without a traceback
                 raise UsageError(f"%%track --back {args.back}: {error}") from None
+            except BaseException as error:  # a changed parameter, an anomaly: the error, and the user's frames only
+                _traceback_from_the_cell(self.shell, error, None)
+                raise
             if args.step:
                 from .stepper import BackpropStepper
 
@@ -142,6 +145,12 @@ class TrackMagics(Magics):
 
 
 _PACKAGE = str(Path(__file__).resolve().parent.parent)
+_IPYTHON = str(Path(__import__("IPython").__file__).resolve().parent)
+
+
+def _is_ipython(tb) -> bool:
+    """Whether the frame is IPython's own (the shell calling the magic)."""
+    return tb.tb_frame.f_code.co_filename.startswith(_IPYTHON)
 
 
 def _cell_number(shell) -> int:
@@ -157,18 +166,20 @@ def _cell_number(shell) -> int:
     return shell.execution_count
 
 
-def _traceback_from_the_cell(shell, error: BaseException, filename: str) -> None:
+def _traceback_from_the_cell(shell, error: BaseException, filename: str | None) -> None:
     """Make IPython show ``error``'s traceback from the cell's own code on, without the line that called
-    the magic, the magic's frames or trackerlab's (the user's functions that trackerlab called stay)."""
+    the magic, the magic's frames or trackerlab's (the user's functions that trackerlab called stay).
+    ``filename`` ``None``: an error of the magic's own ``back_`` after the cell, which starts in no line of
+    the cell; the user's functions it called (a hook, a pullback) stay, and with none the error shows alone."""
     frames = []
     tb = error.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+    while tb is not None and filename is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
     while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE) and not (filename is None and _is_ipython(tb)):
             frames.append(tb)
         tb = tb.tb_next
-    if not frames:
+    if not frames and filename is not None:
         return
     shown = None
     for tb in reversed(frames):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 from .._precision import dtype_kind
+from ..ops import as_operand
 from ..tracked import data
 from ._util import composite, ns
 from ._util import shape as shape_of
@@ -23,7 +24,8 @@ from .shape import reshape, squeeze, transpose
 
 
 def _variables(name: str, m, rowvar: bool):
-    """``m`` as a 2-D array of variables by observations, as NumPy reads it."""
+    """``m`` as a 2-D array of variables by observations, as NumPy reads it (a list of tracked values too)."""
+    m = as_operand(m, name)
     sm = shape_of(m)
     if len(sm) > 2:
         raise ValueError(f"{name}: m has more than 2 dimensions (got shape {sm})")
@@ -64,11 +66,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     n = shape_of(x)[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     w = None
+    fweights, aweights = as_operand(fweights, "cov"), as_operand(aweights, "cov")
     if fweights is not None:
         _weights("cov", "fweights", fweights, n)
-        w = fweights
+        w = fweights = _in(fweights, dtype)
     if aweights is not None:
         _weights("cov", "aweights", aweights, n)
+        aweights = _in(aweights, dtype)
         w = aweights if w is None else w * aweights
     if w is None:
         avg = sum(x, axis=1) / n
@@ -88,6 +92,15 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     centred = x - reshape(avg, (-1, 1))
     weighed = centred if w is None else centred * w
     return squeeze(matmul(centred, conj(transpose(weighed))) / fact)
+
+
+def _in(weights, dtype):
+    """The weights in the covariance's real dtype, as NumPy reads them (float32 weights are summed in float64 too)."""
+    plain = data(weights)
+    dtype = ns(plain).finfo(dtype).dtype  # (a complex covariance's weights are real)
+    if getattr(plain, "dtype", None) == dtype:
+        return weights
+    return astype(weights, dtype) if weights is not plain else ns(plain).astype(ns(plain).asarray(plain), dtype)
 
 
 def _plain_number(value) -> float:

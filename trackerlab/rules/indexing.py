@@ -18,19 +18,23 @@ from .shape import reshape
 
 
 def _getitem(x, index):
+    if type(x) is float:  # a tracked number indexed as NumPy's scalars are: x[()], x[None], x[...]
+        x = array(x)
     return x[index]
 
 
 def _repeats_possible(index) -> bool:
-    """Whether ``index`` holds integer arrays (which may select an element twice): slices, integers and
-    boolean masks select each element at most once."""
+    """Whether ``index`` may select an element twice: anything but slices, integers, ``None``, ``...`` and
+    boolean masks may, since NumPy reads any other sequence (a list, a tuple inside the index, ``x[(0, 0),]``)
+    or array of integers as positions, which can repeat."""
     parts = index if isinstance(index, tuple) else (index,)
     for part in parts:
-        if isinstance(part, list):
-            return True
+        if part is None or part is Ellipsis or isinstance(part, slice | int):
+            continue
         dtype = getattr(part, "dtype", None)
-        if dtype is not None and getattr(part, "ndim", 0) > 0 and "bool" not in str(dtype):
-            return True
+        if dtype is not None and (getattr(part, "ndim", 0) == 0 or "bool" in str(dtype)):
+            continue
+        return True
     return False
 
 
@@ -111,6 +115,8 @@ def _take(x, indices, axis=None, out=None, mode="raise"):
         raise TypeError("take: out= and mode= are not supported on tracked values")
     xp = ns(x)
     x, axis = _along(xp, array(x), axis)
+    if not -x.ndim <= axis < x.ndim:  # (the index below would wrap it round)
+        raise ValueError(f"take: axis {axis} is out of bounds for an array of dimension {x.ndim}")
     return x[(slice(None),) * (axis % x.ndim) + (_indices(xp, indices),)]
 
 

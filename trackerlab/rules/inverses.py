@@ -8,6 +8,8 @@ gradient of ``det`` and ``slogdet`` at a singular matrix comes from its cofactor
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .._backend import is_lazy
 from ..ops import defop, register_rules
 from ..tracked import data, istracked
@@ -57,6 +59,9 @@ cholesky = defop(
 )
 
 
+SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")  # NumPy's fields: slogdet(x).logabsdet
+
+
 @wrapper("slogdet")
 def slogdet(x):
     """``(sign, logabsdet)`` of the determinant, as ``numpy.linalg.slogdet``; ``logabsdet`` is tracked, and so is
@@ -78,7 +83,7 @@ def slogdet(x):
         scale = xp.exp(-array(data(logabsdet)) / shape(x)[-1])[..., None, None]
         d = det(x * scale)
         sign = d / abs_(d)
-    return sign, logabsdet
+    return SlogdetResult(sign, logabsdet)
 
 
 @composite("inverses")
@@ -131,6 +136,8 @@ def _inverse_if_well_conditioned(x, name: str):
     condition number in the ∞-norm above ``_RCOND``); ``None`` where one is singular or nearly so."""
     plain = array(data(x))
     xp = ns(plain)
+    if shape(x)[-1] == 0:  # 0×0 matrices: det is 1 and moves with nothing; their inverses are empty too
+        return xp.zeros(shape(x), dtype=plain.dtype)
     try:
         inverse = xp.linalg.inv(plain)
     except ValueError:  # NumPy's and CuPy's LinAlgError: exactly singular

@@ -33,7 +33,7 @@ from ._util import (
     wrapper,
 )
 from .elementwise import multiply
-from .shape import copy, expand_dims, moveaxis, reshape, transpose
+from .shape import broadcast_to, copy, expand_dims, moveaxis, reshape, transpose
 
 
 def _dot(x, y, out=None):
@@ -319,7 +319,8 @@ def _einsum_rule(i, g, ans, *operands, subscripts, optimize=False):
 
     A letter repeated in operand ``i`` (a diagonal) gets a fresh letter tied to it by an identity
     matrix; a letter only operand ``i`` has (summed in the forward) is brought back by a vector of ones;
-    an axis of length 1 that was broadcast gets a fresh letter, so the broadcast copies are summed.
+    an axis of length 1 that was broadcast gets a fresh letter, so the broadcast copies are summed; an axis
+    of operand ``i`` that the others have only with length 1 is spread over.
     """
     shapes = [shape(o) for o in operands]
     terms, out, spare = _einsum_terms(subscripts, shapes)
@@ -350,7 +351,10 @@ def _einsum_rule(i, g, ans, *operands, subscripts, optimize=False):
             ins.append(c)
             args.append(xp.ones((n,), dtype=dtype))
             present.add(c)
-    return _einsum_op(*args, subscripts=",".join(ins) + "->" + "".join(letters), optimize=optimize)
+    back = _einsum_op(*args, subscripts=",".join(ins) + "->" + "".join(letters), optimize=optimize)
+    # a letter the other operands have only with length 1 (broadcast against operand i) comes out with length
+    # 1: the sensitivity is the same along it, so it is spread over operand i's length
+    return back if shape(back) == shapes[i] else broadcast_to(back, shapes[i])
 
 
 RULES = {

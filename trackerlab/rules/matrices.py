@@ -27,6 +27,7 @@ from ._util import (
     shape,
     slope_of_abs,
     spread,
+    unbroadcast,
     wrapper,
 )
 from .elementwise import abs
@@ -94,7 +95,10 @@ def _triangle(upper: bool):
     def impl(x, k=0):
         xp = ns(x)
         x = array(x)
-        keep = _triangle_mask(xp, x.shape[-2], x.shape[-1], k, upper)
+        if x.ndim == 0:
+            raise ValueError(f"{'triu' if upper else 'tril'}: the input must have at least 1 dimension")
+        n, m = x.shape[-2:] if x.ndim > 1 else x.shape * 2  # NumPy: a vector is a row repeated, (n,) → (n, n)
+        keep = _triangle_mask(xp, n, m, k, upper)
         return xp.where(keep, x, xp.zeros_like(x))
 
     impl.__name__ = "triu" if upper else "tril"
@@ -103,6 +107,13 @@ def _triangle(upper: bool):
 
 def _norm_axes(ndim: int, ord, axis) -> tuple:  # noqa: A002  (NumPy's argument names)
     """``('vector', axes)`` or ``('matrix', (row, col))``, as ``numpy.linalg.norm`` reads its arguments."""
+    kind, axes = _norm_kind(ndim, ord, axis)
+    if kind == "vector" and isinstance(ord, str):  # NumPy's refusal: 'fro' and 'nuc' are norms of matrices
+        raise ValueError(f"norm: ord={ord!r} is a norm of matrices; a vector's 2-norm is ord=None (or 2)")
+    return kind, axes
+
+
+def _norm_kind(ndim: int, ord, axis) -> tuple:  # noqa: A002  (NumPy's argument names)
     if axis is None:
         if ord is None or ndim == 1:
             return "vector", tuple(range(ndim))
@@ -110,12 +121,19 @@ def _norm_axes(ndim: int, ord, axis) -> tuple:  # noqa: A002  (NumPy's argument 
             return "matrix", (0, 1)
         raise ValueError("norm: an ord is given for an array of more than 2 dimensions; pass axis")
     if integer(axis):
-        return "vector", (int(axis) % ndim,)
+        return "vector", (_within(axis, ndim),)
     if len(axis) == 1:
-        return "vector", (axis[0] % ndim,)
+        return "vector", (_within(axis[0], ndim),)
     if len(axis) == 2:
-        return "matrix", (axis[0] % ndim, axis[1] % ndim)
+        return "matrix", (_within(axis[0], ndim), _within(axis[1], ndim))
     raise ValueError("norm: axis must be an int or a pair of ints")
+
+
+def _within(axis, ndim: int) -> int:
+    """``axis`` as a non-negative axis of an array of dimension ``ndim``; one beyond it is an error, as in NumPy."""
+    if not -ndim <= int(axis) < ndim:
+        raise ValueError(f"norm: axis {int(axis)} is out of bounds for an array of dimension {ndim}")
+    return int(axis) % ndim
 
 
 def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
@@ -218,7 +236,8 @@ def _diag_rule(g, ans, x, k=0):
 def _triangle_rule(upper: bool):
     def pullback(g, ans, x, k=0):
         xp = ns(ans)
-        return g * mask(_triangle_mask(xp, shape(x)[-2], shape(x)[-1], k, upper), ans)
+        kept = g * mask(_triangle_mask(xp, shape(ans)[-2], shape(ans)[-1], k, upper), ans)
+        return kept if len(shape(x)) > 1 else unbroadcast(x, kept)  # a vector's rows are summed back
 
     return pullback
 

@@ -181,8 +181,27 @@ def _reduce_loss(losses, reduction: str):
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
 
 
+def _check_labels(labels, logits, axis: int) -> None:
+    """Refuse a label that names no class: a one-hot row of it would be all zeros, and its loss silently 0."""
+    labels = data(labels)
+    if lazy_in((labels,)) or not size(shape(labels)):
+        return
+    n = shape(logits)[axis % len(shape(logits))]
+    if type(labels) is NDARRAY:  # one pass: read as unsigned, a negative label is larger than any class
+        if labels.view(f"u{labels.dtype.itemsize}").max() < n:
+            return
+    xp = ns(labels)
+    low, high = xp.min(labels), xp.max(labels)
+    if low < 0 or high >= n:
+        raise ValueError(
+            f"cross_entropy: the labels must be classes 0 to {n - 1} of the logits' axis {axis}, not "
+            f"{int(low) if low < 0 else int(high)} (negative labels do not count from the end)"
+        )
+
+
 def _cross_entropy(logits, targets, axis=-1, reduction="mean"):
     if _is_labels(targets):
+        _check_labels(targets, logits, axis)
         targets = _one_hot(targets, logits, axis)
     if type(logits) is NDARRAY and type(targets) is NDARRAY:
         log_p = _log_softmax_numpy(logits, axis, keep=not logits.flags.writeable)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import NDARRAY, REAL_SCALARS
+from .._backend import NDARRAY, REAL_SCALARS, is_lazy
 from ..ops import as_operand, defop, register_rules
 from ..tracked import data
 from ._util import (
@@ -18,6 +18,7 @@ from ._util import (
     composite,
     conj,
     count,
+    integer,
     inverse_permutation,
     is_complex,
     keep,
@@ -316,12 +317,14 @@ def average(x, axis=None, weights=None, returned=False, *, keepdims=False):
     if shape(weights) != target:
         if axis is None:
             raise TypeError("average: weights of another shape than x need an axis")
-        if len(shape(weights)) != 1 or (not isinstance(axis, int) and len(axis) != 1):
+        if len(shape(weights)) != 1 or (not integer(axis) and len(axis) != 1):
             raise TypeError("average: weights of another shape than x must be 1-D, for one axis")
         along = axes_of(axis, len(target))[0]
         if shape(weights)[0] != target[along]:
             raise ValueError(f"average: {shape(weights)[0]} weights for an axis of length {target[along]}")
         weights = reshape(weights, tuple(n if i == along else 1 for i, n in enumerate(target)))
     total = sum(weights + 0 * x, axis=axis, keepdims=keepdims)
+    if not is_lazy(data(total)) and bool(ns(data(total)).any(array(data(total)) == 0)):  # NumPy's refusal, not NaN
+        raise ZeroDivisionError("average: the weights sum to zero, so they cannot be normalized")
     avg = sum(x * weights, axis=axis, keepdims=keepdims) / total
     return (avg, total + 0 * avg) if returned else avg

@@ -22,7 +22,7 @@ def _reshape(x, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise ValueError("reshape: only order='C' is supported on tracked values")
     shape = newshape if shape is None else shape
-    return ns(x).reshape(array(x), tuple(shape) if not isinstance(shape, int) else (shape,))
+    return ns(x).reshape(array(x), (int(shape),) if integer(shape) else tuple(shape))
 
 
 def _transpose(x, axes=None):
@@ -32,8 +32,8 @@ def _transpose(x, axes=None):
     return ns(x).permute_dims(x, tuple(axes))
 
 
-def _broadcast_to(x, shape):
-    shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+def _broadcast_to(x, shape, subok=False):
+    shape = (int(shape),) if integer(shape) else tuple(shape)
     if type(x) is float and not shape:
         return x
     return ns(x).broadcast_to(array(x), shape)
@@ -90,7 +90,7 @@ def _roll(x, shift, axis=None):
 
 
 def _tile(x, reps):
-    return ns(x).tile(array(x), (reps,) if isinstance(reps, int) else tuple(reps))
+    return ns(x).tile(array(x), (int(reps),) if integer(reps) else tuple(reps))
 
 
 def _repeat(x, repeats, axis=None):
@@ -203,6 +203,8 @@ def matrix_transpose(x):
 def diff(x, n=1, axis=-1, prepend=None, append=None):
     """``numpy.diff``: the ``n``-th differences along ``axis``, of ``x`` with ``prepend`` and ``append`` joined
     to it along ``axis`` first (a number stands for a slice of that value)."""
+    if not integer(n) or n < 0:
+        raise ValueError(f"diff: the order n must be a non-negative integer, not {n!r}")
     if prepend is not None or append is not None:
         ndim = len(shape_of(x))
         if not ndim:
@@ -235,7 +237,7 @@ def _inverse(axes, ndim: int) -> tuple:
 def _tile_rule(g, ans, x, reps):
     # the sensitivity of each element is summed over its copies: split each axis into (copies, length)
     target = shape_of(x)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    reps = (int(reps),) if integer(reps) else tuple(int(n) for n in reps)
     d = max(len(target), len(reps))
     lengths = (1,) * (d - len(target)) + target
     copies = (1,) * (d - len(reps)) + reps
@@ -276,7 +278,7 @@ RULES = {
     "moveaxis": (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
     "expand_dims": (lambda g, ans, x, axis: reshape(g, shape_of(x)),),
     "squeeze": (lambda g, ans, x, axis=None: reshape(lift(g, x), shape_of(x)),),
-    "broadcast_to": (lambda g, ans, x, shape: unbroadcast(x, g),),
+    "broadcast_to": (lambda g, ans, x, shape, subok=False: unbroadcast(x, g),),
     "flip": (lambda g, ans, x, axis=None: flip(g, axis),),
     "roll": (
         lambda g, ans, x, shift, axis=None: roll(
@@ -286,7 +288,7 @@ RULES = {
     "tile": (_tile_rule,),
     "repeat": (_repeat_rule,),
     "pad": (_pad_rule,),
-    "copy": (lambda g, ans, x, **k: g,),
+    "copy": (lambda g, ans, x, *settings, **named: g,),
 }
 register_rules("shape", RULES)
 

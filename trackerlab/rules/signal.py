@@ -11,8 +11,8 @@ convolution with ``v`` reversed, and the same for ``v``. The rule is written wit
 
 from __future__ import annotations
 
-from ..ops import defop, register_rules
-from ._util import composite, ns, wrapper
+from ..ops import as_operand, defop, register_rules
+from ._util import composite, ns, real_for, wrapper
 from ._util import shape as shape_of
 from .complex import conj
 from .shape import flip, pad, reshape, take_slice
@@ -87,7 +87,9 @@ def correlate(a, v, mode="valid"):
 
 
 def _sequences(a, v) -> tuple:
-    """``a`` and ``v`` with a number (a 0-d array) as a sequence of length 1, as NumPy reads them."""
+    """``a`` and ``v`` with a number (a 0-d array) as a sequence of length 1, as NumPy reads them (lists of tracked
+    values as the arrays they stand for)."""
+    a, v = as_operand(a, "convolve"), as_operand(v, "convolve")
     return tuple(reshape(x, (1,)) if hasattr(x, "shape") and not len(shape_of(x)) else x for x in (a, v))
 
 
@@ -98,13 +100,14 @@ def _full_sensitivity(g, n: int, m: int, mode: str):
 
 
 def _rule_a(g, ans, a, v, mode="full"):
+    # a real operand beside a complex one gets the real part (see real_for)
     n, m = shape_of(a)[0], shape_of(v)[0]
-    return _convolve_op(_full_sensitivity(g, n, m, mode), flip(v, 0), mode="valid")
+    return real_for(a, _convolve_op(_full_sensitivity(g, n, m, mode), flip(v, 0), mode="valid"))
 
 
 def _rule_v(g, ans, a, v, mode="full"):
     n, m = shape_of(a)[0], shape_of(v)[0]
-    return _convolve_op(_full_sensitivity(g, n, m, mode), flip(a, 0), mode="valid")
+    return real_for(v, _convolve_op(_full_sensitivity(g, n, m, mode), flip(a, 0), mode="valid"))
 
 
 RULES = {

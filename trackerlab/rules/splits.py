@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 from ..ops import defop, register_rules
-from ._util import composite, wrapper
+from ._util import composite, integer, wrapper
 from ._util import shape as shape_of
 from .shape import pad, take_slice
 
@@ -34,8 +34,8 @@ def array_split(x, indices_or_sections, axis=0):
 
 def _pieces(x, indices_or_sections, axis, exact: bool):
     n = shape_of(x)[axis]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
+    if integer(indices_or_sections):
+        k = int(indices_or_sections)
         if k <= 0 or (exact and n % k):
             raise ValueError(f"split: an axis of length {n} does not split into {k} equal sections")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]

@@ -42,14 +42,15 @@ give plain, untracked results; any other NumPy function on a tracked value is a 
 
 Notes:
 - `max`/`min` (and `maximum`/`minimum`) share the sensitivity evenly between tied elements.
-- `x[i]` takes basic indices, integer arrays and boolean masks; an element selected twice receives
-  both sensitivities.
+- `x[i]` takes basic indices, integer arrays and boolean masks; an element selected twice (by an
+  integer array, a list, or a tuple inside the index such as `x[(0, 0),]`) receives both sensitivities.
 - `split` returns a list of pieces, each one `split` call on the tape; `slogdet` returns
-  `(sign, logabsdet)` with the sign plain and `logabsdet` tracked.
+  NumPy's named `(sign, logabsdet)` with `logabsdet` tracked (the sign too for a complex matrix).
 - `norm` covers vector p-norms and the Frobenius, 1, -1, inf, -inf, 2, -2 and nuclear matrix norms
   (the last three through `svdvals`).
 - `cross_entropy(logits, targets, axis=-1, reduction="mean")` takes integer class labels (one per
-  row; the classes lie along `axis`) or target probabilities of the logits' shape (one-hot rows or
+  row; the classes lie along `axis`; a label outside 0 to n − 1, a negative one included, is an
+  error, since its row would silently count 0) or target probabilities of the logits' shape (one-hot rows or
   soft labels), and returns the mean over rows (`reduction="sum"` or `"none"` otherwise). On NumPy
   logits recorded on the tape, its forward keeps the softmax it computed (an array of the logits'
   size) for its pullback, which takes it instead of computing it again; it is dropped when the
