@@ -142,9 +142,9 @@ def test_the_checker_sees_cycles(tmp_path, source, cyclic):
     assert bool(found) is cyclic, found
 
 
-# The engine's private names the notebook layer may use: the walk's core, which the stepper drives so that
-# it shows the engine's own steps (DESIGN: one walk), and gettext's ``_``.
-NOTEBOOK_MAY_USE = {"_walk", "_"}
+# The engine's private names the notebook layer may use: gettext's ``_`` (the stepper drives the walk through
+# ``walk.steps_for``, so that it shows the engine's own steps: DESIGN, one walk).
+NOTEBOOK_MAY_USE = {"_"}
 
 
 def test_the_notebook_layer_imports_no_private_name_of_the_engine():

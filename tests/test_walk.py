@@ -173,6 +173,26 @@ def test_the_walk_is_the_only_walk():
     assert calls == ["back_", "back", "back", "gradient"]
 
 
+def test_a_tool_built_on_the_walk_gets_its_steps_and_its_own_name_in_errors():
+    """``walk.steps_for`` (the stepper's entry): the steps of ``backprop_steps``, errors naming the tool."""
+    from trackerlab.walk import steps_for
+
+    x, w = tl.param(0.5), tl.param([1.0, -2.0])
+    y = tl.sum(tl.tanh(w * x) * w)
+    public, tool = list(tl.backprop_steps(y)), list(steps_for("Tool", y))
+    assert [s.node for s in tool] == [s.node for s in public] and len(tool) == 6
+    for a, b in zip(tool, public):
+        assert a.index == b.index and a.pending == b.pending
+        assert np.array_equal(tl.data(a.delta), tl.data(b.delta))
+        assert all(np.array_equal(tl.data(p), tl.data(q)) for p, q in zip(a.sent, b.sent) if p is not None)
+    with pytest.raises(TypeError, match="Tool: y is not tracked"):
+        next(steps_for("Tool", 3.0))
+    with pytest.raises(ValueError, match=r"Tool: y has shape \(2,\); pass a sensitivity Δ"):
+        next(steps_for("Tool", w * x))
+    with pytest.raises(ValueError, match=r"Tool: .*shape"):
+        next(steps_for("Tool", w * x, np.ones(3)))
+
+
 def test_the_public_walk_has_only_public_options():
     import inspect
 

@@ -80,6 +80,20 @@ def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
     return _walk(y, Δ, "backprop_steps", nest=nest, stop=stop)
 
 
+def steps_for(who: str, y, Δ=None):
+    """``backprop_steps(y, Δ)`` for a tool built on the walk (the stepper widget), whose errors about ``y``
+    and ``Δ`` name the tool ``who``: the same steps, in the same order.
+
+    >>> import trackerlab as tl
+    >>> [s.op for s in steps_for("BackpropStepper", tl.param(2.0) * 3.0)]
+    ['multiply', 'param']
+    >>> next(steps_for("BackpropStepper", tl.param([1.0, 2.0]) * 3.0))
+    Traceback (most recent call last):
+    ValueError: BackpropStepper: y has shape (2,); pass a sensitivity Δ of that shape ...
+    """
+    return _walk(y, Δ, who)
+
+
 def _walk(
     y,
     Δ,

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import traitlets
 
 from ..tracked import Tracked
-from ..walk import _walk
+from ..walk import steps_for
 from ._frame_html import check_report, frame_html, frame_text
 from ._frames import Frames
 from ._i18n import _
@@ -93,7 +93,7 @@ class BackpropStepper(widgets.VBox):
         self._root = y
         self._check = check_report(check)
         self._frames = Frames(
-            _walk(y, Δ, "BackpropStepper"), _label_map(labels), max_steps, root=_node(y)
+            steps_for("BackpropStepper", y, Δ), _label_map(labels), max_steps, root=_node(y)
         )
         if self._check is not None:
             self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]

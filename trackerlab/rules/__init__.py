@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# Each family imports only the families below it (see ``_util.Later``); this package, above them all,
+# Each family imports only the families below it (see ``_registry.Later``); this package, above them all,
 # binds the names they give to the functions of higher families once every one is loaded.
 from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (importing a family registers it; _bind_later rea
     linalg,
     matrices,
     nn,
+    quantiles,
     reductions,
     remainders,
     selection,
@@ -46,6 +47,7 @@ FAMILIES = (
     "signal",
     "creation",
     "indexing",
+    "quantiles",
     "linalg",
     "matrices",
     "inverses",

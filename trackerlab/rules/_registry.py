@@ -1,0 +1,122 @@
+"""How the family modules hand their functions to the ``rules`` package: ``wrapper`` and ``composite`` register
+the public functions that are not operations themselves (``WRAPPERS``, ``COMPOSITES``, read by
+``rules.functions``), ``Later`` names a higher family's function until ``rules`` binds it, and ``Each`` is the
+rule of an operation with any number of operands. The helpers that pullbacks compute with are in ``_util.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+from ..ops import as_operand
+
+# Public functions of the op library that are not operations themselves: thin wrappers that call an
+# operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
+# composites built from operations (``hstack``). Filled by the family modules; read by ``rules.functions``.
+WRAPPERS: dict[str, Callable] = {}
+COMPOSITES: dict[str, tuple[str, Callable]] = {}
+
+
+class Later:
+    """A placeholder for a function of a family module loaded after the module that names it.
+
+    The families' rules use one another (``sum``'s rule broadcasts, ``broadcast_to``'s rule sums), but
+    their modules import one way, from the lower to the higher: a module that calls a higher family's
+    function names it ``reshape = Later("shape", "reshape")``, and ``rules`` binds the name to the real
+    function once every family is loaded, before any rule can run.
+    """
+
+    __slots__ = ("family", "name")
+
+    def __init__(self, family: str, name: str):
+        self.family = family
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"rules: {self.family}.{self.name} was called before the rule tables were loaded")
+
+    def __repr__(self) -> str:
+        return f"Later({self.family!r}, {self.name!r})"
+
+
+def wrapper(name: str):
+    """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
+
+    def register(f):
+        f = _operand_first(f)
+        WRAPPERS[name] = f
+        return f
+
+    return register
+
+
+def composite(family: str, name: str | None = None):
+    """Register ``f`` as a public function composed of operations (its gradient comes from theirs)."""
+
+    def register(f):
+        f = _operand_first(f)
+        COMPOSITES[name or f.__name__] = (family, f)
+        return f
+
+    return register
+
+
+def _operand_first(f):
+    """``f`` itself, or, when its first argument is an array ``x``, ``f`` taking a list or tuple there as
+    the operations do: one tracked array if it holds tracked values (see ``ops.as_operand``)."""
+    if next(iter(inspect.signature(f).parameters), None) != "x":
+        return f
+
+    @functools.wraps(f)
+    def taking_lists(x, *args, **kwargs):
+        return f(as_operand(x, f.__name__) if isinstance(x, list | tuple) else x, *args, **kwargs)
+
+    return taking_lists
+
+
+class Each:
+    """The rule of an operation with any number of array operands (``concatenate``, ``stack``, ``einsum``):
+    one function that sends the sensitivities of all operands at once,
+    ``pullbacks(wanted, g, ans, *args, **kwargs)``, returning a list with one sensitivity per operand.
+    ``wanted[i]`` says whether operand ``i`` needs one (it is tracked); the others may be ``None``.
+
+    The walk calls it once per node, so that a join of N arrays costs N slices, not N calls each
+    reading all N operands (which is quadratic). It reads as a tuple with a pullback at every position
+    too: ``rule[i]`` is the pullback of operand ``i`` alone, for callers that check one operand at a time.
+    It has no length (its operands are counted by the call), and iterating over it is an error. A rule
+    written per operand, ``pullback(i, g, ans, *args, **kwargs)``, becomes one with ``Each.one_by_one``.
+    """
+
+    __slots__ = ("pullbacks",)
+
+    def __init__(self, pullbacks: Callable):
+        self.pullbacks = pullbacks
+
+    @classmethod
+    def one_by_one(cls, pullback: Callable) -> Each:
+        """The rule of a ``pullback(i, g, ans, *args, **kwargs)`` that computes operand ``i``'s sensitivity
+        alone (for operations whose operands are few, like ``einsum``'s)."""
+
+        def pullbacks(wanted, g, ans, *args, **kwargs):
+            return [pullback(i, g, ans, *args, **kwargs) if w else None for i, w in enumerate(wanted)]
+
+        pullbacks.__name__ = getattr(pullback, "__name__", "pullback")
+        return cls(pullbacks)
+
+    def __getitem__(self, i):
+        return functools.partial(_one_operand, self.pullbacks, i)
+
+    def __iter__(self):
+        raise TypeError("a rule for any number of operands has no end: index it by operand, rule[i]")
+
+    def __repr__(self) -> str:
+        return f"Each({getattr(self.pullbacks, '__name__', self.pullbacks)!r})"
+
+
+def _one_operand(pullbacks, i: int, g, ans, *args, **kwargs):
+    """What an ``Each`` rule sends to operand ``i`` alone."""
+    wanted = [False] * len(args)
+    wanted[i] = True
+    return pullbacks(wanted, g, ans, *args, **kwargs)[i]
