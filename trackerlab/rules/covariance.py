@@ -69,16 +69,18 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     fweights, aweights = as_operand(fweights, "cov"), as_operand(aweights, "cov")
     if fweights is not None:
         _weights("cov", "fweights", fweights, n)
-        w = fweights = _in(fweights, dtype)
+        w = fweights = _in(fweights)
     if aweights is not None:
         _weights("cov", "aweights", aweights, n)
-        aweights = _in(aweights, dtype)
+        aweights = _in(aweights)
         w = aweights if w is None else w * aweights
     if w is None:
         avg = sum(x, axis=1) / n
         fact = n - ddof
     else:
         w_sum = sum(w)
+        if _plain_number(w_sum) == 0:  # NumPy's average refuses them; the covariance would be NaN
+            raise ZeroDivisionError("cov: the weights (fweights times aweights) sum to zero")
         avg = sum(x * w, axis=1) / w_sum
         if ddof == 0:
             fact = w_sum
@@ -94,10 +96,11 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(matmul(centred, conj(transpose(weighed))) / fact)
 
 
-def _in(weights, dtype):
-    """The weights in the covariance's real dtype, as NumPy reads them (float32 weights are summed in float64 too)."""
+def _in(weights):
+    """The weights in double precision, as NumPy reads them (``float``), whatever the covariance's ``dtype``: float32
+    weights are summed in float64 too, and a ``dtype=float32`` covariance with weights comes out in float64."""
     plain = data(weights)
-    dtype = ns(plain).finfo(dtype).dtype  # (a complex covariance's weights are real)
+    dtype = ns(plain).float64
     if getattr(plain, "dtype", None) == dtype:
         return weights
     return astype(weights, dtype) if weights is not plain else ns(plain).astype(ns(plain).asarray(plain), dtype)

@@ -1,0 +1,35 @@
+"""cov's weights as NumPy reads them: weights that sum to zero are refused (NumPy's average raises; the covariance
+was NaN), and they are double precision whatever the covariance's dtype."""
+
+import numpy as np
+import pytest
+
+import trackerlab as tl
+
+M = np.array([[0.3, -1.2, 2.0, 0.7, -0.4], [1.1, 0.2, -0.9, 0.4, 2.3], [-0.6, 0.8, 0.1, -1.5, 0.9]])
+AW = np.array([0.5, 0.0, 1.5, 2.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"aweights": np.zeros(5)}, {"fweights": np.zeros(5, dtype=int)}, {"fweights": [1, 0, 0, 2, 0], "aweights": [0, 1, 2, 0, 3]}],
+)
+def test_cov_refuses_weights_that_sum_to_zero(options):
+    with pytest.raises(ZeroDivisionError):
+        np.cov(M, **options)
+    with pytest.raises(ZeroDivisionError, match="cov: the weights"):
+        tl.cov(tl.param(M), **options)
+
+
+def test_cov_refuses_tracked_aweights_that_sum_to_zero():
+    with pytest.raises(ZeroDivisionError, match="cov: the weights"):
+        tl.cov(M, aweights=tl.param(np.zeros(5)))
+
+
+@pytest.mark.parametrize("options", [{"aweights": AW}, {"fweights": [1, 2, 1, 3, 1]}, {"aweights": AW.astype(np.float32)}])
+def test_cov_with_weights_and_a_float32_dtype_is_double_as_numpys(options):
+    want = np.cov(M, dtype=np.float32, **options)
+    got = tl.data(tl.cov(tl.param(M), dtype=np.float32, **options))
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    tl.check_grads(lambda m: tl.cov(m, dtype=np.float32, **options), M, order=1, rtol=1e-4, atol=1e-5, eps=1e-3)
