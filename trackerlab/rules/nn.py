@@ -252,7 +252,10 @@ def _check_labels(labels, logits, axis: int) -> None:
     if lazy_in((labels,)) or not size(shape(labels)):
         return
     n = shape(logits)[axis % len(shape(logits))]
-    if type(labels) is NDARRAY:  # one pass: read as unsigned, a negative label is larger than any class
+    bits = 8 * labels.dtype.itemsize if type(labels) is NDARRAY else 0
+    if bits and (labels.dtype.kind == "u" or n <= 1 << (bits - 1)):
+        # one pass: read as unsigned, a negative label is at least 2^(bits-1), so no fewer than the classes
+        # (an int8 -1 is 255: a class of 300)
         if labels.view(f"u{labels.dtype.itemsize}").max() < n:
             return
     xp = ns(labels)
