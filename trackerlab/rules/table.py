@@ -84,8 +84,9 @@ Notes:
   one is a correlation of the zero-padded sensitivity with the other; on an array-API library without a
   `convolve` the forward is a sum of shifted copies.
 - `cov` and `corrcoef` take NumPy's arguments (`y`, `rowvar`, `bias`, `ddof`, `fweights`, `aweights`, which
-  may be tracked, and `dtype`) and compute in at least double precision, as NumPy does; `corrcoef` clips
-  to [−1, 1] as NumPy does. Unlike NumPy's `cov`, they never change the caller's `fweights`.
+  may be tracked, and `dtype`) and compute in at least double precision, as NumPy does (weights are read in
+  double precision whatever `dtype` is, and weights that sum to zero are refused, as NumPy does); `corrcoef`
+  clips to [−1, 1] as NumPy does. Unlike NumPy's `cov`, they never change the caller's `fweights`.
 """
 
 
