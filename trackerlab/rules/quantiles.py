@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..tracked import data
 from ._util import array, axes_of, composite, ns, shape, size
+from .elementwise import astype
 from .indexing import sort, take_along_axis
 from .reductions import _unsupported
 from .selection import where
@@ -65,13 +66,18 @@ def quantile(
     if method == "linear":
         low = xp.floor(positions)
         fraction = positions - low
-        if hasattr(plain, "dtype") and plain.dtype != fraction.dtype and xp.isdtype(plain.dtype, "real floating"):
-            fraction = xp.astype(fraction, plain.dtype)  # a float32 x stays float32
+        dtype = _result_dtype(xp, plain, q)
+        if dtype is not None and dtype != fraction.dtype:
+            fraction = xp.astype(fraction, dtype)  # a float32 x stays float32 beside a number q
         below = at(low)
         above = at(xp.where(low < n - 1, low + 1, low))  # q = 1 reads the last value alone
         result = below + (above - below) * xp.reshape(fraction, shape(levels))
     elif method == "midpoint":
-        result = (at(xp.floor(positions)) + at(xp.ceil(positions))) * 0.5
+        low, high = at(xp.floor(positions)), at(xp.ceil(positions))
+        dtype = _result_dtype(xp, plain, q, midpoint=True)
+        if dtype is not None and dtype != plain.dtype:  # averaged in the wider dtype, as NumPy does
+            low, high = astype(low, dtype), astype(high, dtype)
+        result = (low + high) * 0.5
     else:  # one observation, as NumPy picks it: nearest rounds half to even
         result = at({"lower": xp.floor, "higher": xp.ceil, "nearest": xp.round}[method](positions))
     nan = xp.any(xp.isnan(array(data(flat))), axis=-1)  # NumPy's quantile of a slice with NaN is NaN
@@ -84,6 +90,21 @@ def quantile(
     else:
         along = len(kept)
     return moveaxis(result, tuple(range(along, along + len(shape(levels)))), tuple(range(len(shape(levels)))))
+
+
+def _result_dtype(xp, plain, q, midpoint: bool = False):
+    """The dtype of the linear (or midpoint) quantile of the real floating ``plain`` at ``q``, as NumPy promotes
+    them: a Python number keeps ``plain``'s dtype, floating levels with a dtype (a list is float64) promote with
+    it (float32 x at float64 levels: float64), integer levels keep it (midpoint: read as float64); ``None`` for
+    other ``plain``."""
+    if not hasattr(plain, "dtype") or not xp.isdtype(plain.dtype, "real floating"):
+        return None
+    if type(q) in (int, float):
+        return plain.dtype
+    levels = xp.asarray(q)
+    if xp.isdtype(levels.dtype, "real floating"):
+        return xp.result_type(plain.dtype, levels.dtype)
+    return xp.result_type(plain.dtype, xp.float64) if midpoint else plain.dtype
 
 
 @composite("quantiles")
@@ -102,7 +123,14 @@ def percentile(
     """``numpy.percentile``: ``quantile`` of ``q / 100``."""
     if getattr(q, "tracker", None) is not None:
         raise TypeError("percentile: q is tracked; the percentile is a setting: pass tl.data(q)")
-    levels = ns(data(x)).asarray(q, dtype=ns(data(x)).float64) / 100
+    xp = ns(data(x))
+    if type(q) in (int, float):  # a Python number stays one, so a float32 x stays float32, as in NumPy
+        levels = q / 100
+    else:  # levels with a dtype are divided in it, as NumPy does (integers in float64)
+        levels = xp.asarray(q)
+        if not xp.isdtype(levels.dtype, "real floating"):
+            levels = xp.astype(levels, xp.float64)
+        levels = levels / 100
     options = {"weights": weights, "interpolation": interpolation}
     return quantile(x, levels, axis, out, overwrite_input, method, keepdims, **options)
 
