@@ -33,3 +33,13 @@ def test_cov_with_weights_and_a_float32_dtype_is_double_as_numpys(options):
     assert got.dtype == want.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-6)
     tl.check_grads(lambda m: tl.cov(m, dtype=np.float32, **options), M, order=1, rtol=1e-4, atol=1e-5, eps=1e-3)
+
+
+@pytest.mark.parametrize("rowvar", [True, False])
+def test_cov_and_corrcoef_name_themselves_when_m_and_y_differ_in_observations(rowvar):
+    y = np.ones((2, 4)) if rowvar else np.ones((4, 2))
+    m = M[:2, :3] if rowvar else M[:2, :3].T
+    with pytest.raises(ValueError, match=r"cov: m and y must hold as many observations \(got 3 and 4"):
+        tl.cov(tl.param(m), y, rowvar=rowvar)
+    with pytest.raises(ValueError, match="cov: m and y"):
+        tl.corrcoef(tl.param(m), y, rowvar=rowvar)

@@ -57,7 +57,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         raise ValueError(f"cov: ddof must be a whole number (got {ddof!r})")
     x = _variables("cov", m, rowvar)
     if y is not None:
-        x = concatenate([x, _variables("cov", y, rowvar)], axis=0)
+        y = _variables("cov", y, rowvar)
+        if shape_of(y)[1] != shape_of(x)[1]:
+            raise ValueError(
+                f"cov: m and y must hold as many observations (got {shape_of(x)[1]} and {shape_of(y)[1]}, "
+                f"with rowvar={rowvar!r})"
+            )
+        x = concatenate([x, y], axis=0)
     xp = ns(x)
     if dtype is None:  # NumPy's: at least double precision
         dtype = xp.result_type(data(x).dtype, xp.float64) if dtype_kind(data(x)) in "fc" else xp.float64
