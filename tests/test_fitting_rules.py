@@ -11,8 +11,8 @@ import pytest
 
 import trackerlab as tl
 from trackerlab._checks import check_sent
+from trackerlab._pullbacks import _pullback
 from trackerlab.ops import operations
-from trackerlab.walk import _pullback
 
 FITTING = sorted(name for name, op in operations().items() if op.fits is not None and op.fits is op.rule)
 

@@ -7,6 +7,7 @@ broadcast, diagonals, interleaved labels above 26)."""
 
 import numpy as np
 import pytest
+from differences import differences
 
 import trackerlab as tl
 
@@ -14,16 +15,7 @@ RNG = np.random.default_rng(20261123)
 
 
 def _differences(f, args, i, W, eps=1e-6):
-    x = args[i]
-    g = np.zeros(x.shape)
-    for k in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[k] += eps
-        down[k] -= eps
-        plus = f(*args[:i], up, *args[i + 1 :])
-        minus = f(*args[:i], down, *args[i + 1 :])
-        g[k] = (np.sum(W * plus) - np.sum(W * minus)) / (2 * eps)
-    return g
+    return differences(f, args, i, W, eps)
 
 
 CASES = {

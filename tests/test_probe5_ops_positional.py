@@ -8,6 +8,7 @@ import inspect
 
 import numpy as np
 import pytest
+from differences import differences
 
 import trackerlab as tl
 from trackerlab.ops import _OPS
@@ -16,13 +17,7 @@ RNG = np.random.default_rng(20261123)
 
 
 def _differences(f, x, W, eps=1e-6):
-    g = np.zeros(x.shape)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        g[i] = (np.sum(W * f(up)) - np.sum(W * f(down))) / (2 * eps)
-    return g
+    return differences(f, [x], 0, W, eps)
 
 
 CASES = {

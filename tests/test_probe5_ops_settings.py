@@ -6,6 +6,7 @@ differences of ``Σ W ∘ f(x)``."""
 
 import numpy as np
 import pytest
+from differences import differences
 
 import trackerlab as tl
 
@@ -13,13 +14,7 @@ RNG = np.random.default_rng(20261123)
 
 
 def _differences(f, x, W, eps=1e-6):
-    g = np.zeros(x.shape)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        g[i] = (np.sum(W * f(up)) - np.sum(W * f(down))) / (2 * eps)
-    return g
+    return differences(f, [x], 0, W, eps)
 
 
 WEIGHTS = np.array([0.5, 2.0, -1.0, 3.0])

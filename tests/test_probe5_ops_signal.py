@@ -5,6 +5,7 @@ Checked against central differences of ``Re Σ W ∘ f`` with complex ``W``, in 
 
 import numpy as np
 import pytest
+from differences import differences
 
 import trackerlab as tl
 
@@ -16,17 +17,7 @@ def _complex(*shape):
 
 
 def _differences(f, args, i, eps=1e-6):
-    """d L / d args[i] in the convention ∂L/∂x − i ∂L/∂y (just ∂L/∂x for a real argument)."""
-    x = args[i]
-    g = np.zeros(x.shape, dtype=x.dtype)
-    for k in np.ndindex(x.shape):
-        for step in (1.0, 1j) if np.iscomplexobj(x) else (1.0,):
-            up, down = x.copy(), x.copy()
-            up[k] += eps * step
-            down[k] -= eps * step
-            slope = (f(*args[:i], up, *args[i + 1 :]) - f(*args[:i], down, *args[i + 1 :])) / (2 * eps)
-            g[k] += slope if step == 1.0 else -1j * slope
-    return g
+    return differences(f, args, i, 1.0, eps)
 
 
 CASES = [

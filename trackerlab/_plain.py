@@ -1,5 +1,6 @@
 """Plain values as the tape keeps them: NumPy arrays made read-only, copies that share no memory, zeros of
-a value's shape, and what a parameter holds. The tracked values (``tracked.py``) and the API build on it."""
+a value's shape, and what a parameter holds. The tape (``_nodes.py``), the tracked values (``tracked.py``) and the
+API build on it."""
 
 from __future__ import annotations
 

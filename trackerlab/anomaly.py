@@ -122,7 +122,7 @@ class AnomalyError(FloatingPointError):
 
 
 # ----------------------------------------------------------------------------------------------------
-# The two hooks: ``tracked._new`` calls ``_record``, the walk calls ``_checker`` once and its result per step
+# The two hooks: ``_nodes._new`` calls ``_record``, the walk calls ``_checker`` once and its result per step
 
 
 def _record(node: Tracked) -> None:

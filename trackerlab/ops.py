@@ -278,7 +278,7 @@ def _record(op: Op, args, kwargs):
     """Run ``op`` on the plain values of ``args`` and record the call on the tape.
 
     The hot path of every recorded operation: one pass over the arguments, the forward run, and the
-    node and its wrapper made without ``__init__`` calls (see ``tracked._new``).
+    node and its wrapper made without ``__init__`` calls (see ``_nodes._new``).
     """
     n = len(args) if op.arity is None else op.arity
     if kwargs:

@@ -1,0 +1,148 @@
+"""One node's step of the walk: what its rule (``_pullback``) or its custom pullback (``_custom``) sends to each
+argument for the sensitivity that arrived, on plain values or, in a recorded walk (``nest``), on tracked ones.
+The walk (``walk.py``) decides the order and sums what arrives; ``_checks.py`` checks what was sent.
+"""
+
+from __future__ import annotations
+
+from ._backend import NDARRAY, REAL_SCALARS, defers
+from ._first_order import FirstOrder, first_order_only
+from ._plain import _setflags
+from ._precision import in_dtype_of, in_result_precision
+from ._recording import RECORDING
+from .tracked import Tracked, _leaf, _TrackedValue, _wrap, data
+
+
+def _pullback(node: Tracked, g, nest: bool) -> list:
+    """What the node's rule sends to each argument for the sensitivity ``g``.
+
+    Plain walks of binary calls without settings (most of any tape, with the unary calls the walk runs
+    itself) skip the general loop.
+    """
+    call = node  # the node holds its call's fields
+    kind = type(g)
+    if nest:
+        if kind is NDARRAY:
+            # A plain sensitivity of a recorded walk is the walk's own array (a custom pullback's is copied): made
+            # read-only, as the tape keeps its values, the operations that record it as a constant keep it
+            # as it is, without a copy (the walk's results are locked so anyway, see ``api._as_result``)
+            if g.flags.writeable:
+                _setflags(g, False)
+        elif kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
+            # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+            # (NumPy arrays and numbers, the common case, defer to a tracked operand)
+            g = _wrap(_leaf(g, None))
+    rules = call.func.rule
+    args = call.args
+    kwargs = call.kwargs
+    if nest:
+        ans = _wrap(node)
+        xs = [_wrap(a) if type(a) is Tracked else a for a in args]
+    else:
+        if len(args) == 2 and not kwargs and type(rules) is tuple and len(rules) == 2:
+            x, y = args
+            first, second = rules
+            ans = node.data
+            # operands of two dtypes: the lower precision promoted to the result's, as in the forward
+            if type(x) is Tracked:
+                a = x.data
+                if type(y) is Tracked:
+                    b = y.data
+                    if type(a) is NDARRAY and type(b) is NDARRAY and a.dtype is not b.dtype:
+                        a, b = in_result_precision((a, b), ans)
+                    return [
+                        None if first is None else first(g, ans, a, b),
+                        None if second is None else second(g, ans, a, b),
+                    ]
+                if type(a) is NDARRAY and type(y) is NDARRAY and a.dtype is not y.dtype:
+                    a, y = in_result_precision((a, y), ans)
+                return [None if first is None else first(g, ans, a, y), None]
+            if type(y) is Tracked:
+                b = y.data
+                if type(x) is NDARRAY and type(b) is NDARRAY and x.dtype is not b.dtype:
+                    x, b = in_result_precision((x, b), ans)
+                return [None, None if second is None else second(g, ans, x, b)]
+            return [None, None]
+        ans = node.data
+        xs = [a.data if type(a) is Tracked else a for a in args]
+    if len(xs) > 1:
+        xs = in_result_precision(xs, ans)
+    pullbacks = getattr(rules, "pullbacks", None) if type(rules) is not tuple else None
+    if pullbacks is not None:  # an ``Each`` rule (a join of any number of arrays): every operand in one call
+        wanted = [type(a) is Tracked for a in args]
+        sent = pullbacks(wanted, g, ans, *xs, **kwargs)
+        if len(sent) != len(args):
+            raise ValueError(
+                f"{node.op}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
+                "it must send one per operand"
+            )
+        return [s if w else None for w, s in zip(wanted, sent)]
+    n = len(rules)
+    return [
+        rules[i](g, ans, *xs, **kwargs) if type(arg) is Tracked and i < n and rules[i] is not None else None
+        for i, arg in enumerate(args)
+    ]
+
+
+def _custom(node: Tracked, g, nest: bool) -> tuple:
+    """Run a ``grad_rule`` pullback and check it returned one sensitivity per argument (the walk checks
+    each one's shape and dtype, as it does for every rule)."""
+    call = node.f
+    name = call.name
+    if nest:
+        sent = call.back(g)
+    else:
+        shared = type(g) is NDARRAY
+        if shared and g.flags.writeable:  # g may be on its way to other nodes too: no pullback may write into it
+            g = g.view()
+            g.flags.writeable = False
+        before = RECORDING.on
+        RECORDING.on = False
+        try:
+            sent = call.back(g)
+        except ValueError as error:
+            if shared and "read-only" in str(error):
+                raise ValueError(
+                    f"{name}: the pullback (or hook) wrote into its sensitivity g in place; g may be shared with "
+                    "other parts of the backward pass, so compute a new array instead (g = g * 2, not g *= 2; "
+                    "g = np.where(g > 1, 1, g), not g[g > 1] = 1)"
+                ) from error
+            raise
+        finally:
+            RECORDING.on = before
+    if sent is None:  # most often a pullback without its return statement: a gradient of 0 would be wrong
+        raise TypeError(
+            f"{name}: the pullback returned None; return a tuple with one sensitivity per argument "
+            "((None,) for an argument that gets none)"
+        )
+    if not isinstance(sent, tuple | list):
+        sent = (sent,) if len(call.args) == 1 else sent
+    if not isinstance(sent, tuple | list) or len(sent) != len(call.args):
+        got = len(sent) if isinstance(sent, tuple | list) else type(sent).__name__
+        raise ValueError(
+            f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
+            "return a tuple with one per argument (None for an argument with none)"
+        )
+    if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
+        sent = [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
+        if type(node.back) is FirstOrder:  # closes over tl.data(x): marked, so that differentiating it refuses
+            sent = [None if s is None else first_order_only(node.back, call.args, s) for s in sent]
+        return sent
+    return [
+        None if type(arg) is not Tracked or s is None else in_dtype_of(data(s), arg.data)
+        for arg, s in zip(call.args, sent)
+    ]
+
+
+def _nested_sent(arg, s):
+    """What a custom pullback sent to ``arg`` in a recorded walk: ``None`` for a constant, a tracked value as
+    it is, a plain one in the argument's dtype and, if it is a writeable NumPy array (which may be the
+    caller's), as a copy the walk owns."""
+    if type(arg) is not Tracked:
+        return None
+    if isinstance(s, _TrackedValue):
+        return s
+    s = in_dtype_of(s, arg.data)
+    if type(s) is NDARRAY and s.flags.writeable:
+        return s.copy()
+    return s
