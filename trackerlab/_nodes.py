@@ -227,7 +227,7 @@ _IMMUTABLE = frozenset({int, bool, complex, str, type(None), slice, type(Ellipsi
 
 
 def _read_only(value) -> bool:
-    return type(value) is NDARRAY and not value.flags.writeable
+    return type(value) is NDARRAY and not value.flags.writeable and value.base is None  # (a view may change)
 
 
 def _new(op, args: tuple, kwargs, out, back=None):
@@ -245,7 +245,7 @@ def _new(op, args: tuple, kwargs, out, back=None):
         if kind is Tracked:
             arg.ref += 1
         elif kind is NDARRAY:
-            mutable = mutable or arg.flags.writeable
+            mutable = mutable or arg.flags.writeable or arg.base is not None  # a read-only view may still change
         elif kind not in _IMMUTABLE:
             mutable = True
     if kwargs and not mutable:

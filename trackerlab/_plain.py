@@ -127,7 +127,7 @@ def _guarded(args: tuple, kwargs, compare: bool):
         i += 1
         kind = type(arg)
         if kind is NDARRAY:
-            if not arg.flags.writeable:
+            if not arg.flags.writeable and not _writeable_below(arg):
                 continue
             if arg.nbytes <= SMALL_CONSTANT and not compare:  # the common case: a copy
                 arg = arg.copy()
@@ -151,6 +151,17 @@ def _guarded(args: tuple, kwargs, compare: bool):
     return args, kwargs, tuple(guard) if guard else None
 
 
+def _writeable_below(value) -> bool:
+    """Whether the read-only NumPy array ``value`` is a view of memory that can still change: ``np.broadcast_to(c,
+    ...)`` or a view of ``c`` made read-only, where ``c`` is writeable (a write into ``c`` changes the view)."""
+    base = value.base
+    while isinstance(base, NDARRAY):
+        if base.flags.writeable:
+            return True
+        base = base.base
+    return False
+
+
 def _other(value) -> bool:
     """Whether ``value`` needs no guard of its own: not an array, a list or a tuple (a node, a number)."""
     kind = type(value)
@@ -169,7 +180,7 @@ def _constant(value, position, guard: list, compare: bool):
         return value
     if kind is list:  # a list index (x[[0, 2]]) or setting, which the caller may change too
         return [_constant(v, position, guard, compare) if isinstance(v, NDARRAY | list) else v for v in value]
-    if not isinstance(value, NDARRAY) or not value.flags.writeable:
+    if not isinstance(value, NDARRAY) or not (value.flags.writeable or _writeable_below(value)):
         return value
     if value.nbytes <= SMALL_CONSTANT and not compare:
         return _locked_copy(value)

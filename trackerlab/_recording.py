@@ -5,6 +5,7 @@ anomaly mode's hooks. Every other engine module reads it; it imports nothing of 
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 __all__ = ["ANOMALY", "EVERY_THREAD", "RECORDING", "no_grad"]
@@ -105,9 +106,42 @@ class no_grad:
                 f"no_grad: use it as `with tl.no_grad():` or `@tl.no_grad()` on a function, not on a {type(f).__name__}"
             )
 
+        if inspect.isgeneratorfunction(f):  # its body runs at each next(), after the call has returned
+            return _generator_without_recording(f)
+
         @functools.wraps(f)
         def without_recording(*args, **kwargs):
             with no_grad():
                 return f(*args, **kwargs)
 
         return without_recording
+
+
+def _generator_without_recording(f):
+    """The generator function ``f`` whose body runs inside ``no_grad`` at each resumption, and the caller's code
+    between its values outside it (as PyTorch's ``@no_grad()`` does)."""
+
+    @functools.wraps(f)
+    def without_recording(*args, **kwargs):
+        with no_grad():
+            generator = f(*args, **kwargs)
+        try:
+            with no_grad():
+                value = next(generator)
+            while True:
+                try:
+                    sent = yield value
+                except GeneratorExit:
+                    with no_grad():
+                        generator.close()
+                    raise
+                except BaseException as error:  # thrown into this generator: into f's
+                    with no_grad():
+                        value = generator.throw(error)
+                else:
+                    with no_grad():
+                        value = generator.send(sent)
+        except StopIteration as stop:
+            return stop.value
+
+    return without_recording

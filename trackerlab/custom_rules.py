@@ -8,6 +8,7 @@ import numbers
 import types
 from collections.abc import Callable
 
+from ._backend import NDARRAY
 from ._first_order import FirstOrder
 from ._recording import EVERY_THREAD, RECORDING
 from .ops import _SEQUENCES, Op, _holds_tracked, _record
@@ -105,21 +106,28 @@ def _plain_capture(pullback, args, value) -> str | None:
     own value), in words; ``None`` if none. Looks through closure cells, default values, partials, and
     the tuples, lists, dicts and functions they hold, a few levels deep."""
     plain = {}
+    numbers_of = {}  # a scalar argument's value: np.asarray(tl.data(x)) of a Python float is a new 0-d array
     for i, a in enumerate(args):
         if isinstance(a, _TrackedValue):
             plain[id(a.tracker.data)] = f"tl.data of argument {i + 1}"
+            if isinstance(a.tracker.data, numbers.Number):
+                numbers_of.setdefault(a.tracker.data, f"tl.data of argument {i + 1}")
     if not isinstance(value, bool | int):
         plain.setdefault(id(value), "the value the rule returned")
     seen = set()
     todo = [(pullback, 0)]
     while todo:
         item, depth = todo.pop()
-        if id(item) in seen or depth > 4:
+        if id(item) in seen or depth > 8:
             continue
         seen.add(id(item))
         found = plain.get(id(item))
+        if found is None and numbers_of and getattr(item, "shape", None) == () and isinstance(item, NDARRAY):
+            found = numbers_of.get(item.item())
         if found is not None and depth:
             return found
+        if isinstance(item, _TrackedValue | type | types.ModuleType | NDARRAY | str | bytes | numbers.Number):
+            continue  # a tracked value is what a pullback should close over; the rest hold no plain value
         if isinstance(item, tuple | list):
             todo.extend((x, depth + 1) for x in item)
         elif isinstance(item, dict):
@@ -131,7 +139,22 @@ def _plain_capture(pullback, args, value) -> str | None:
             todo.extend((c.cell_contents, depth + 1) for c in cells if _filled(c))
             todo.extend((x, depth + 1) for x in item.__defaults__ or ())
             todo.extend((x, depth + 1) for x in (item.__kwdefaults__ or {}).values())
+        elif isinstance(item, types.MethodType):  # a bound method: its object's attributes
+            todo.extend(((item.__func__, depth + 1), (item.__self__, depth + 1)))
+        elif not isinstance(item, types.BuiltinFunctionType):  # an object (a callable class's): its attributes
+            todo.extend((x, depth + 1) for x in _attributes(item))
     return None
+
+
+def _attributes(item) -> list:
+    """The values of an object's attributes (its ``__dict__`` and ``__slots__``), as far as they are set."""
+    found = list(vars(item).values()) if isinstance(getattr(item, "__dict__", None), dict) else []
+    for kind in type(item).__mro__:
+        slots = kind.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot not in ("__dict__", "__weakref__") and hasattr(item, slot):
+                found.append(getattr(item, slot))
+    return found
 
 
 def _filled(cell) -> bool:

@@ -22,7 +22,7 @@ def check_grads(
     order: int = 2,
     eps: float = 1e-6,
     rtol: float = 1e-5,
-    atol: float = 1e-6,
+    atol: float = 1e-10,
     seed: int = 0,
     **kwargs,
 ) -> None:
