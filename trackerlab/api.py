@@ -429,7 +429,7 @@ def jacobian(f: Callable, x):
     rows = [rp.reshape(rp.asarray(row), (-1,)) for row in rows]
     J = rp.stack(rows) if rows else rp.zeros((0, math.prod(in_shape)))
     J = rp.reshape(J, out_shape + in_shape)
-    return J if J.ndim or library_name(J) != "numpy" else float(J)  # device values stay there
+    return J if J.ndim or library_name(J) != "numpy" else J.item()  # device values stay there; complex stays complex
 
 
 def hessian(f: Callable, x):
