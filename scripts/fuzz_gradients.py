@@ -293,15 +293,19 @@ def build(rng, dtype):
     final = values[-1]
     weights = rng.normal(size=np.shape(final)) + np.linspace(0.1, 1.0, int(np.size(final))).reshape(np.shape(final))
 
-    def f(*xs):
+    def f_vec(*xs):
         vals = list(xs)
         for _, fn, args in steps:
             vals.append(fn(*(vals[a] for a in args)))
-        last = vals[-1] * weights
+        return vals[-1]
+
+    def f(*xs):
+        last = f_vec(*xs) * weights
         if np.iscomplexobj(tl.data(last)):
             last = tl.real(last) + 0.7 * tl.imag(last)
         return tl.sum(last) if np.ndim(last) else last
 
+    f.vec, f.weights = f_vec, weights
     return inputs, steps, f
 
 
@@ -379,6 +383,27 @@ def check_one(seed: int, second: bool):
             problems.append(f"back_ {back} want {want}")
     except Exception as err:
         problems.append(f"back_ raised {type(err).__name__}: {err}")
+    try:
+        params = [tl.param(np.array(x)) for x in inputs]
+        y = f.vec(*params)
+        if np.iscomplexobj(tl.data(y)):
+            delta = f.weights * (1 - 0.7j)  # Re(w y) + 0.7 Im(w y) = Re((1 - 0.7i) w y): cotangent (1 - 0.7i) w
+        else:
+            delta = f.weights
+        if isinstance(y, tl.Tracked) or tl.istracked(y):
+            tl.back_(y, delta)
+            tl.back_(y, delta)  # twice: .grad accumulates
+            twice = [p.grad / 2 for p in params]
+            if not close(twice, want, rtol):
+                problems.append(f"back_(y, Δ) twice /2 {twice} want {want}")
+        if len(inputs) == 1 and not np.iscomplexobj(tl.data(y)) and np.size(inputs[0]) <= 12:
+            jac = np.asarray(tl.data(tl.jacobian(f.vec, inputs[0])))
+            w = np.asarray(f.weights)
+            vjp = np.tensordot(w, jac, axes=w.ndim) if w.ndim else w * jac
+            if not close([vjp], want, rtol):
+                problems.append(f"jacobian·w {vjp} want {want}")
+    except Exception as err:
+        problems.append(f"back_(y, Δ)/jacobian raised {type(err).__name__}: {err}")
     try:
         _, back = tl.forward(f, *inputs)
         fw = [tl.data(g) for g in back(1.0)]
