@@ -200,17 +200,17 @@ def profile(number: int = 500) -> str:
             stack.extend(a for a in node.args if isinstance(a, tl.Tracked))
     recorded = sum(1 for n in nodes if not n.isleaf)
 
-    # the constants guard: how often a run reads A's fingerprint (``_plain._weighted``), and what one reading
+    # the constants guard: how often a run reads A's fingerprint (``_guard._weighted``), and what one reading
     # costs by itself (in the run it costs more: it brings A and its weights into the cache again)
-    from trackerlab import _plain
+    from trackerlab import _guard
 
     readings = []
-    weighted = _plain._weighted
-    _plain._weighted = lambda flat: readings.append(flat.size) or weighted(flat)
+    weighted = _guard._weighted
+    _guard._weighted = lambda flat: readings.append(flat.size) or weighted(flat)
     try:
         run()
     finally:
-        _plain._weighted = weighted
+        _guard._weighted = weighted
     flat = A.reshape(-1)
     reading = best(lambda: weighted(flat))
 

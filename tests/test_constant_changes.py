@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab._plain import SMALL_CONSTANT
+from trackerlab._guard import SMALL_CONSTANT
 
 CHANGED = r"changed in place after .* was recorded"
 
@@ -424,12 +424,12 @@ def analytic_hvp(A, x, v):
 
 
 def test_a_hessian_vector_product_reads_its_large_constant_three_times(monkeypatch):
-    from trackerlab import _plain
+    from trackerlab import _guard
 
     A, x, v = hvp_problem()
     readings = []
-    weighted = _plain._weighted
-    monkeypatch.setattr(_plain, "_weighted", lambda flat: readings.append(flat.size) or weighted(flat))
+    weighted = _guard._weighted
+    monkeypatch.setattr(_guard, "_weighted", lambda flat: readings.append(flat.size) or weighted(flat))
     np.testing.assert_allclose(hvp(A, x, v), analytic_hvp(A, x, v), rtol=1e-12, atol=1e-14)
     # recorded with A @ x; compared by the inner walk, whose pullback records A.T @ g with the value compared;
     # compared once by the outer walk for both nodes (A and A.T are one memory)
@@ -504,7 +504,7 @@ def test_one_pass_of_checks_tells_two_constants_apart():
 
 
 def test_views_share_a_fingerprint_only_where_they_cover_the_same_memory():
-    from trackerlab._plain import Verified, _fingerprint
+    from trackerlab._guard import Verified, _fingerprint
 
     A = large(200, 200)
     verified = Verified()

@@ -24,12 +24,12 @@ def test_a_small_change_of_one_number_of_a_large_constant_is_refused(dtype, shap
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.complex64])
 @pytest.mark.parametrize("size", [1023, 1024, 1025, 2048, 3 * 1024 + 5, 40_000])
 def test_fingerprints_move_on_one_number_a_swap_and_a_row_permutation(dtype, size):
-    from trackerlab import _plain
+    from trackerlab import _guard
 
     rng = np.random.default_rng(size)
     flat = (rng.random(size) * 100 + 1).astype(dtype)
-    before = _plain._weighted(flat)
-    assert _plain._weighted(flat.copy()) == before  # the same numbers give the same bits
+    before = _guard._weighted(flat)
+    assert _guard._weighted(flat.copy()) == before  # the same numbers give the same bits
     one = flat.copy()
     one[size // 2] += 1
     swap = flat.copy()
@@ -37,5 +37,5 @@ def test_fingerprints_move_on_one_number_a_swap_and_a_row_permutation(dtype, siz
     rows = flat[: (size // 256) * 256].copy().reshape(-1, 256)
     permuted = rows[::-1].copy()
     for changed in (one, swap):
-        assert _plain._weighted(changed) != before
-    assert _plain._weighted(permuted.reshape(-1)) != _plain._weighted(rows.reshape(-1))
+        assert _guard._weighted(changed) != before
+    assert _guard._weighted(permuted.reshape(-1)) != _guard._weighted(rows.reshape(-1))

@@ -18,8 +18,9 @@ from . import (
 from ._language import set_language
 from ._recording import no_grad
 from .anomaly import detect_anomaly
-from .api import back_, forward, gradient, hessian, jacobian
+from .api import back_, forward, gradient
 from .custom_rules import grad_rule, primitive, track
+from .derivatives import hessian, jacobian
 from .lazy import progress
 from .ops import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_

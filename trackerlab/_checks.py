@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
-from ._plain import Verified, _copy_plain, changed_constant
+from ._guard import Verified, changed_constant
+from ._plain import _copy_plain
 from ._precision import _in_precision, _is_complex, _kind_name, dtype_kind, dtype_name
 from .lazy import involved, refusal
 from .tracked import Tracked, _TrackedValue, data
@@ -96,9 +97,9 @@ def check_fresh(node: Tracked) -> None:
 
 
 def check_constants(node: Tracked, verified: Verified | None = None) -> None:
-    """Raise if a constant array of the caller's that ``node`` keeps (its ``guard``, see ``_plain._guarded``)
+    """Raise if a constant array of the caller's that ``node`` keeps (its ``guard``, see ``_guard._guarded``)
     was changed in place after ``node`` was recorded: its pullback would compute the gradient at the new
-    values. ``verified`` holds what this pass of checks has read already (``_plain.Verified``)."""
+    values. ``verified`` holds what this pass of checks has read already (``_guard.Verified``)."""
     for entry in node.guard:
         if changed_constant(entry, verified):
             name = node.f.name

@@ -12,7 +12,8 @@ import threading
 
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS
-from ._plain import GRADS_LOCK, _guarded, _made, _setflags, _Zeros
+from ._guard import _guarded
+from ._plain import GRADS_LOCK, _made, _setflags, _Zeros
 from ._recording import ANOMALY
 
 __all__ = ["Call", "Tracked"]
@@ -157,7 +158,7 @@ class Tracked:
     ``.ref`` counts how many recorded calls took this node as an argument (the walk reads it: a node
     with ``ref == 1`` has one use), and ``.data`` is the plain value. ``.guard`` is ``None``, except on a
     node that keeps a large writeable NumPy array of the caller's as a constant argument: then it holds a
-    fingerprint of that array, which the walk compares before any pullback runs (``_plain._guarded``).
+    fingerprint of that array, which the walk compares before any pullback runs (``_guard._guarded``).
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
@@ -237,7 +238,7 @@ def _new(op, args: tuple, kwargs, out, back=None):
     holds its call's fields) and its wrapper are made with ``__new__`` and slot stores, which costs a
     third of ``__init__``. A constant that the caller could change in place before the backward pass (a
     writeable NumPy array, a list, or a tuple or keyword holding one) is copied or fingerprinted
-    (``_plain._guarded``); a number or a read-only array costs a type test or two.
+    (``_guard._guarded``); a number or a read-only array costs a type test or two.
     """
     mutable = False  # whether a constant may need guarding: ``_guarded`` decides, and copies or fingerprints
     for arg in args:

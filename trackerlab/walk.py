@@ -21,7 +21,7 @@ from ._checks import (
     reworded,
     seed,
 )
-from ._plain import VERIFIED, Verified
+from ._guard import VERIFIED, Verified
 from ._precision import in_dtype_of
 from ._pullbacks import _custom, _pullback
 from ._recording import ANOMALY
@@ -112,7 +112,7 @@ def _walk(
     ``leaves_only`` only the steps of leaves and ``stop`` nodes are yielded (the walk is the same; they
     are the only steps ``back_`` and ``gradient`` read). ``uses`` is ``_count_uses(root, stop)`` where the
     caller has counted them already (``forward``, which asks the same pass a question of its own), and
-    ``verified`` what that pass read of the constants it compared (``_plain.Verified``), where it kept it."""
+    ``verified`` what that pass read of the constants it compared (``_guard.Verified``), where it kept it."""
     root = y.tracker if isinstance(y, _TrackedValue) else None
     if root is None:
         raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
@@ -124,7 +124,7 @@ def _walk(
         uses = _count_uses(root, stop, None, verified)
     # A recorded walk lends what its first pass verified of the caller's constants to its built-in pullbacks:
     # the nodes they record with a view of one (``A.T @ g`` for the forward's ``A @ x``) are guarded against
-    # the values the forward pass used, which the pass has just compared (``_plain.Verified``)
+    # the values the forward pass used, which the pass has just compared (``_guard.Verified``)
     lend = verified if nest and verified is not None and verified.entries else None
     check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
 
@@ -278,7 +278,7 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
     the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale. So
     does a node whose constant array of the caller's was changed in place since (its ``guard``, ``None`` on
     almost every node); each memory is read once (``A`` and ``A.T``), and ``verified``, where given, keeps what
-    was read for the walk to lend (``_plain.Verified``).
+    was read for the walk to lend (``_guard.Verified``).
 
     With a list ``reached``, the pass also notes in it each leaf (and ``stop`` node) it reaches, and ``None``
     for each node with a custom pullback: whether the tape is self-contained, which ``forward`` asks
