@@ -79,21 +79,39 @@ def _on_a_device(value) -> bool:
 # What the walk refuses
 
 
+def changed_arguments(node: Tracked) -> tuple:
+    """The positions of ``node``'s arguments that changed after ``node`` was recorded (``tl.update_``,
+    ``x.data = …``: their epoch is newer); empty for a leaf and for almost every call. The walk refuses such a
+    node, and the displays mark it."""
+    if node.isleaf:
+        return ()
+    epoch = node.epoch
+    return tuple(i for i, arg in enumerate(node.args) if type(arg) is Tracked and arg.epoch > epoch)
+
+
 def check_fresh(node: Tracked) -> None:
     """Raise if an argument of ``node`` changed after ``node`` was recorded (its epoch is newer): a pullback
     reading it would compute the gradient at the wrong point."""
-    epoch = node.epoch
-    for i, arg in enumerate(node.args):
-        if type(arg) is Tracked and arg.epoch > epoch:
-            name = node.f.name
-            what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
-            error = RuntimeError(
-                f"{name}: argument {i + 1} ({what}) changed after {name} was recorded (tl.update_ or x.data = ...), "
-                "so its gradient would be computed at the new value, not at the value the forward pass used. "
-                "Call back_ before changing parameters, or run the forward pass again after the change"
-            )
-            error._trackerlab_op = name
-            raise error
+    changed = changed_arguments(node)
+    if changed:
+        raise stale_argument(
+            node,
+            changed[0],
+            "changed after {name} was recorded (tl.update_ or x.data = ...), so its gradient would be computed at "
+            "the new value, not at the value the forward pass used. Call back_ before changing parameters, or run "
+            "the forward pass again after the change",
+        )
+
+
+def stale_argument(node: Tracked, i: int, how: str) -> RuntimeError:
+    """The error for ``node``'s argument ``i`` that changed after ``node`` was recorded; ``how`` says when, with
+    ``{name}`` for the operation's name."""
+    name = node.f.name
+    arg = node.args[i]
+    what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
+    error = RuntimeError(f"{name}: argument {i + 1} ({what}) " + how.format(name=name))
+    error._trackerlab_op = name
+    return error
 
 
 def check_constants(node: Tracked, verified: Verified | None = None) -> None:

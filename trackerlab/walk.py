@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections import deque
 
 from . import _nodes, _text
-from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, namespace, shape_of
+from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, namespace
 from ._checks import (
+    changed_arguments,
     check_constants,
     check_fresh,
     check_sent,
     reworded,
     seed,
+    stale_argument,
 )
 from ._guard import VERIFIED, Verified
 from ._precision import in_dtype_of
@@ -337,20 +339,17 @@ def _refuse_stale(ready, waiting, args, stop) -> int:
     seen = set(stack)
     while stack:
         node = stack.pop()
+        changed = changed_arguments(node)
+        if changed:
+            raise stale_argument(
+                node,
+                changed[0],
+                "was changed (tl.update_ or x.data = ...) while the backward pass ran, by a hook or custom pullback "
+                "or by code between the steps of backprop_steps, so {name}'s pullback would compute the gradient at "
+                "the new value; change parameters after back_ (or the walk) has returned",
+            )
         if node.isleaf:
             continue
-        for i, arg in enumerate(node.args):
-            if type(arg) is Tracked and arg.epoch > node.epoch:
-                name = node.f.name
-                what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
-                error = RuntimeError(
-                    f"{name}: argument {i + 1} ({what}) was changed (tl.update_ or x.data = ...) while the backward "
-                    f"pass ran, by a hook or custom pullback or by code between the steps of backprop_steps, so "
-                    f"{name}'s pullback would compute the gradient at the new value; change parameters after "
-                    "back_ (or the walk) has returned"
-                )
-                error._trackerlab_op = name
-                raise error
         if stop and node in stop:
             continue
         for arg in node.args:

@@ -3,6 +3,7 @@ names the user gave, and short summaries of values."""
 
 from __future__ import annotations
 
+from .._checks import changed_arguments
 from .._order import numbering
 from .._text import dtype_text, shape_text, summary
 from ..ops import Op
@@ -79,11 +80,8 @@ def operands(node: Tracked) -> tuple:
 def changed(node: Tracked) -> tuple:
     """The positions of the operands of ``node`` that changed after ``node`` was recorded (``tl.update_``,
     ``x.data = …``): the tape shows their new values beside the value computed from the old ones, and the
-    walk refuses the tape. Empty for a leaf and for almost every call."""
-    if node.isleaf:
-        return ()
-    epoch = node.epoch
-    return tuple(i for i, arg in enumerate(operands(node)) if type(arg) is Tracked and arg.epoch > epoch)
+    walk refuses the tape (``changed_arguments``, which the walk asks too). Empty for almost every call."""
+    return tuple(i for i in changed_arguments(node) if i < len(operands(node)))
 
 
 def names(index: dict, labels: dict) -> dict:
