@@ -10,6 +10,7 @@ every message translated, none stale).
 from __future__ import annotations
 
 import ast
+import gettext
 import sys
 from io import BytesIO
 from pathlib import Path
@@ -45,13 +46,31 @@ def compiled(po: Path) -> bytes:
     return out.getvalue()
 
 
+def messages_of(mo: bytes) -> dict:
+    """What gettext reads from a compiled catalog: each message and its translation, without the header entry.
+
+    The header (msgid "") holds incidental metadata such as the ``Generated-By`` line of whichever Babel release
+    compiled the file, so two compilations of one ``.po`` by different releases mean the same though their bytes
+    differ; staleness is judged on the messages alone.
+    """
+    catalog = dict(gettext.GNUTranslations(BytesIO(mo))._catalog)
+    catalog.pop("", None)
+    return catalog
+
+
+def is_current(po: Path) -> bool:
+    """Whether the ``.mo`` beside ``po`` holds exactly the messages that compiling ``po`` now would give."""
+    mo = po.with_suffix(".mo")
+    return mo.exists() and messages_of(mo.read_bytes()) == messages_of(compiled(po))
+
+
 def main(argv: list[str]) -> int:
     problems = []
     wanted = messages()
     for po in sorted(LOCALE.glob("*/LC_MESSAGES/trackerlab.po")):
         mo = po.with_suffix(".mo")
         if "--check" in argv:
-            if not mo.exists() or mo.read_bytes() != compiled(po):
+            if not is_current(po):
                 problems.append(f"{mo.relative_to(ROOT)} is stale: run scripts/compile_catalogs.py")
             with po.open("rb") as file:
                 catalog = read_po(file)

@@ -133,7 +133,31 @@ def test_every_message_in_the_code_has_a_translation_in_both_catalogs():
                 strings = message.string if isinstance(message.string, tuple) else (message.string,)
                 for s in strings:
                     assert _fields(s) == _fields(ids[-1]), (code, message.id)
-        assert po.with_suffix(".mo").read_bytes() == catalogs.compiled(po), f"{code}: the .mo is stale"
+        assert catalogs.is_current(po), f"{code}: the .mo is stale"
+
+
+def test_a_catalog_is_current_by_its_messages_not_the_bytes_a_babel_release_writes(tmp_path):
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    source = ROOT / "trackerlab" / "notebook" / "locale" / "ja" / "LC_MESSAGES" / "trackerlab.po"
+    po = tmp_path / "trackerlab.po"
+    po.write_bytes(source.read_bytes())
+    with po.open("rb") as file:
+        catalog = read_po(file)
+    catalog.version = "9.9"  # header metadata only, as another Babel release's Generated-By line would be
+    out = po.with_suffix(".mo")
+    with out.open("wb") as file:
+        write_mo(file, catalog)
+    assert out.read_bytes() != catalogs.compiled(po)
+    assert catalogs.is_current(po)
+    message = next(m for m in catalog if m.id and isinstance(m.id, str) and m.string)
+    message.string += "!"  # a translation that changed: the .mo no longer says what the .po says
+    with out.open("wb") as file:
+        write_mo(file, catalog)
+    assert not catalogs.is_current(po)
+    out.unlink()
+    assert not catalogs.is_current(po)
 
 
 def _fields(text: str) -> set:
