@@ -479,3 +479,28 @@ def test_a_point_without_a_derivative_is_undetermined_not_a_wrong_rule(build, op
     assert report.ok and report.wrong == ()
     with pytest.raises(ValueError, match="undefined"):  # back_ still refuses, as a ValueError
         tl.back_(y)
+
+
+def test_the_table_shows_a_bound_where_a_rule_agrees_and_the_error_where_it_does_not():
+    # The digits of an agreeing rule's error are the central difference's roundoff, which other BLAS kernels
+    # change; a stored notebook output must not show them. A wrong rule's error is its own, shown to 3 digits.
+    def twice(x):
+        return tl.track(twice, x)
+
+    @tl.grad_rule(twice)
+    def _(x):
+        return 2 * tl.data(x), lambda g: (2.02 * g,)  # 1% too large
+
+    x = tl.param([0.5, -1.5, 2.0])
+    report = tl.check_tape(tl.sum(twice(tl.tanh(x))))
+    text = repr(report)
+    ok = next(line for line in text.splitlines() if "tanh" in line)
+    assert ok.split()[-2:] == ["1e-05", "ok"] and "≤ 1e-05" in ok
+    tanh = next(e for e in report.entries if e.op == "tanh")
+    assert 0 <= tanh.error < 1e-5 and f"{tanh.error:.2e}" not in text  # the number stays in .entries
+    bad = next(e for e in report.entries if e.op == "twice")
+    assert abs(bad.error - 0.01 / 1.01) < 1e-6
+    assert f"{bad.error:.2e}" in text and f"{bad.error:.2e}" in report._repr_html_()
+    assert "≤ 1e-05" in report._repr_html_()
+    loose = tl.check_tape(tl.sum(tl.tanh(x)), rtol=1e-3)
+    assert "≤ 0.001" in repr(loose)

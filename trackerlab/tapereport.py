@@ -3,6 +3,7 @@ one per checked argument of each recorded operation."""
 
 from __future__ import annotations
 
+import math
 import unicodedata
 
 from ._language import _, ngettext
@@ -137,7 +138,7 @@ class TapeCheck:
         return head
 
     def __repr__(self) -> str:
-        rows = [_row(e) for e in self.entries]
+        rows = [_row(e, self.rtol) for e in self.entries]
         header = _header()
         widths = [max(_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines = [self.summary(), _settings(self)]
@@ -176,7 +177,7 @@ class TapeCheck:
                 continue
             style = f"color: {wrong}; font-weight: bold;" if e.bad else (f"color: {muted};" if e.status != OK else "")
             out.append(f'<tr class="tl-check-{e.status}" style="{style}">')
-            for cell in _row(e):
+            for cell in _row(e, self.rtol):
                 out.append(f'<td style="{cells}">{html.escape(cell)}</td>')
             out.append("</tr>")
             if e.note:
@@ -228,8 +229,22 @@ def _number(v) -> str:
     return "" if v is None else number(v, compact=True)
 
 
-def _row(e: TapeCheckEntry) -> tuple:
+def _error(e: TapeCheckEntry, rtol: float) -> str:
+    """The relative error as the report shows it. Where the rule agrees, the digits of the error are those of the
+    central difference's roundoff, which another CPU's BLAS kernels change (6.11e-11 on one, 2.68e-11 on another):
+    the report shows a bound, the tolerance or the power of ten above the error when the roundoff allowance let
+    a larger one agree, and ``.entries`` keeps the number. A disagreement is the rule's own error, large against
+    roundoff, and is shown to three digits."""
+    if e.error is None:
+        return ""
+    if e.status == OK:
+        bound = rtol if e.error <= rtol else 10.0 ** math.ceil(math.log10(e.error))
+        return f"≤ {bound:g}"
+    return f"{e.error:.2e}"
+
+
+def _row(e: TapeCheckEntry, rtol: float) -> tuple:
     verdict = {OK: _("ok"), WRONG: _("✗ WRONG"), UNDETERMINED: _("? undetermined"), SKIPPED: _("– skipped")}[e.status]
     argument = "" if e.argument is None else str(e.argument + 1)  # prose counts arguments from 1
-    error = "" if e.error is None else f"{e.error:.2e}"
+    error = _error(e, rtol)
     return (f"#{e.number}", e.op, argument, _number(e.reverse), _number(e.numeric), error, verdict)
