@@ -521,3 +521,14 @@ def test_a_complex_seed_for_a_complex_value_and_a_real_seed_are_taken():
     x = tl.param(np.array([1.0, 2.0]))
     tl.back_(x * x, np.array([1.0, 3.0]))
     np.testing.assert_allclose(x.grad, [2.0, 12.0])
+
+
+def test_grad_rule_written_without_its_function_is_an_error_at_first_use():
+    def rule(x):
+        return tl.data(x), lambda g: (g,)
+
+    decorator = tl.grad_rule(rule)  # as `@tl.grad_rule` with no (f) leaves it: a decorator named after the rule
+    with pytest.raises(TypeError, match=r"grad_rule\('rule'\) decorates the rule of that function.*TrackedArray"):
+        decorator(tl.param([1.0, 2.0]))
+    with pytest.raises(TypeError, match="grad_rule: f must be the function"):
+        tl.grad_rule(3.0)

@@ -41,7 +41,15 @@ def grad_rule(f: Callable) -> Callable:
     3.0 (tracked)
     """
 
+    if not callable(f):
+        raise TypeError(f"grad_rule: f must be the function whose rule follows (got {type(f).__name__})")
+
     def register(rule: Callable) -> Callable:
+        if not callable(rule):  # `@tl.grad_rule` written without (f): the rule itself became f, and this is a call
+            raise TypeError(
+                f"grad_rule({getattr(f, '__name__', f)!r}) decorates the rule of that function, and was given a "
+                f"{type(rule).__name__} instead of a rule: write @tl.grad_rule(f) above the rule, naming f"
+            )
         _CUSTOM_RULES[_rule_key(f)] = rule
         return rule
 
