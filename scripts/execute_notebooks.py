@@ -11,6 +11,7 @@ nothing but what really changed.
 
     python scripts/execute_notebooks.py                          # every notebook in notebooks/
     python scripts/execute_notebooks.py notebooks/03_*.ipynb     # some of them
+    python scripts/execute_notebooks.py --check                  # run them, write nothing: does every cell run?
 """
 
 from __future__ import annotations
@@ -144,11 +145,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks to run (default: every notebook)")
     parser.add_argument("--timeout", type=int, default=300, help="seconds allowed per cell (default 300)")
+    parser.add_argument("--check", action="store_true", help="run the notebooks in this Python, write nothing")
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.paths] or sorted(NOTEBOOKS.glob("*.ipynb"))
     failed = False
     for path in paths:
         start = time.perf_counter()
+        if args.check:
+            try:
+                execute(path, args.timeout)
+            except Exception as error:  # nbclient's CellExecutionError holds the cell's traceback
+                failed = True
+                print(f"{path.relative_to(ROOT)}: failed\n{error}", file=sys.stderr)
+                continue
+            print(f"{path.relative_to(ROOT)}: runs ({time.perf_counter() - start:.1f} s)")
+            continue
         nb = execute(path, args.timeout)
         problems = normalise(nb)
         if problems:
