@@ -4,6 +4,11 @@ an answer not given yet (``raise NotImplementedError()``, as the student noteboo
 
 from __future__ import annotations
 
+import importlib.util
+import re
+from pathlib import Path
+
+import nbformat
 import numpy as np
 import pytest
 
@@ -155,3 +160,116 @@ def test_predictions_of_values():
         tl.exercises.check_prediction("culprit", "swish", "softplus")
     with pytest.raises(ExerciseError, match="grad_w"):
         tl.exercises.check_prediction("grad_w", np.array([1.0, 2.0]), np.array([1.0, 2.1]))
+
+
+# ---------------------------------------------------------------- the exercises in the tutorials
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+TUTORIALS = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if re.match(r"^\d\d_[a-z0-9_]+\.(en|ja|zh)\.ipynb$", p.name))
+_spec = importlib.util.spec_from_file_location("student_notebooks", ROOT / "scripts" / "student_notebooks.py")
+student = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(student)
+
+# A wrong answer for each exercise (by the id of its answer cell): its check must fail.
+WRONG = {
+    "exercise-01-1-answer": "    return tl.data(x) ** 3, lambda Δ: (Δ * 3 * tl.data(x) ** 2,)",  # no second derivative
+    "exercise-01-2-answer": "    return tl.data(a) / tl.data(b), lambda Δ: (Δ / b, Δ * a / b**2)",  # a sign
+    "exercise-01-3-answer": "predicted = (30.0, 20.0)",
+    "exercise-02-1-answer": 'predicted_ref = {"a": 2, "b": 1, "c": 2, "d": 1, "e": 0}',  # c * c counted once
+    "exercise-02-2-answer": 'predicted_order = ["e", "c", "d", "a", "b"]',
+    "exercise-03-1-answer": "    return [(step.node, step.delta) for step in tl.backprop_steps(output)][::-1]",
+    "exercise-03-2-answer": "predicted_trips = (32, 6)",
+    "exercise-04-1-answer": "    return len(losses), int(np.argmin(losses)) + 1",  # no stopping
+    "exercise-04-2-answer": "accuracy_from_confusion = np.trace(confusion) / len(confusion)",
+    "exercise-05-1-answer": 'culprit = "matmul"',
+    "exercise-05-2-answer": "    return np.log1p(np.exp(x)), lambda Δ: (-Δ / (1 + np.exp(-x)),)",
+    "exercise-06-1-answer": "per_block = [tl.gradient(lambda: block_loss(i), params) for i in range(X.numblocks[0])]\n"
+    "grad_w = sum(grads[w] for grads in per_block)",  # the sum, not the mean
+    "exercise-06-2-answer": "predicted_computes = (1, 1)",
+}
+
+
+def _exercises(nb):
+    """(answer cell, check cell) pairs of a notebook."""
+    cells = nb.cells
+    pairs = []
+    for i, cell in enumerate(cells):
+        if "exercise" in cell.metadata.get("tags", []):
+            check = cells[i + 1]
+            assert "exercise-check" in check.metadata.get("tags", []), f"{cell.id}: no check cell after it"
+            pairs.append((cell, check))
+    return pairs
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
+def test_every_tutorial_has_exercises_with_checks(path):
+    nb = nbformat.read(path, as_version=4)
+    pairs = _exercises(nb)
+    assert 2 <= len(pairs) <= 3, f"{path.name}: {len(pairs)} exercises"
+    for answer, check in pairs:
+        assert answer.source.count("### BEGIN SOLUTION") == 1 == answer.source.count("### END SOLUTION"), answer.id
+        assert answer.metadata["nbgrader"]["solution"] and check.metadata["nbgrader"]["locked"], answer.id
+        assert "tl.exercises.check_" in check.source, check.id
+        assert answer.id in WRONG, f"{answer.id}: give it a wrong answer in WRONG"
+
+
+def test_the_student_version_has_no_answers(tmp_path):
+    assert student.strip_solutions("def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n") == (
+        "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    )
+    with pytest.raises(ValueError, match="unpaired"):
+        student.strip_solutions("### BEGIN SOLUTION\nx = 1\n")
+    assert student.main([str(tmp_path), *map(str, TUTORIALS)]) == 0
+    for path in TUTORIALS:
+        reference, book = nbformat.read(path, as_version=4), nbformat.read(tmp_path / path.name, as_version=4)
+        assert [c.id for c in book.cells] == [c.id for c in reference.cells]
+        for cell, ref in zip(book.cells, reference.cells):
+            assert cell.cell_type == "markdown" or ("SOLUTION" not in cell.source and cell.outputs == [])
+            if "exercise" in cell.metadata.get("tags", []):
+                assert "raise NotImplementedError()" in cell.source and cell.source != ref.source
+            else:
+                assert cell.source == ref.source
+
+
+def _replace_answer(source: str, answer: str) -> str:
+    return student.REGION.sub(lambda m: answer, source)
+
+
+@pytest.mark.parametrize("path", [p for p in TUTORIALS if ".en." in p.name], ids=lambda p: p.name[:2])
+def test_each_check_fails_on_a_wrong_answer_and_on_none_and_passes_on_the_reference(path, monkeypatch):
+    """The notebook runs in an IPython shell up to its exercises; then each exercise is answered wrongly (its
+    check must raise ExerciseError), not at all (the student version), and with the reference answer."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.chdir(NOTEBOOKS)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    shell = InteractiveShell.instance()
+    try:
+        nb = nbformat.read(path, as_version=4)
+        pairs = _exercises(nb)
+        first = nb.cells.index(pairs[0][0])
+        for cell in nb.cells[:first]:
+            if cell.cell_type == "code":
+                source = cell.source.replace("%matplotlib inline", "")
+                assert shell.run_cell(source, silent=True).success, f"{path.name}: {cell.id} failed"
+
+        def run(source):
+            result = shell.run_cell(source, silent=True)
+            return result.error_in_exec
+
+        for answer, check in pairs:
+            assert run(_replace_answer(answer.source, WRONG[answer.id])) is None, answer.id
+            assert isinstance(run(check.source), ExerciseError), f"{answer.id}: a wrong answer passed its check"
+            stub = student.strip_solutions(answer.source)
+            error = run(stub) or run(check.source)
+            assert isinstance(error, NotImplementedError | ExerciseError), f"{answer.id}: no answer, yet {error!r}"
+            assert run(answer.source) is None, answer.id
+            assert run(check.source) is None, f"{answer.id}: the reference answer fails its check"
+            for cell in nb.cells[nb.cells.index(check) + 1 :]:  # what follows the check, up to the next exercise
+                if cell in (a for a, _ in pairs):
+                    break
+                if cell.cell_type == "code":
+                    assert run(cell.source) is None, cell.id
+    finally:
+        InteractiveShell.clear_instance()
