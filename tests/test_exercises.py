@@ -236,6 +236,7 @@ def _replace_answer(source: str, answer: str) -> str:
     return student.REGION.sub(lambda m: answer, source)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in TUTORIALS if ".en." in p.name], ids=lambda p: p.name[:2])
 def test_each_check_fails_on_a_wrong_answer_and_on_none_and_passes_on_the_reference(path, monkeypatch):
     """The notebook runs in an IPython shell up to its exercises; then each exercise is answered wrongly (its
