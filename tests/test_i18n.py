@@ -38,7 +38,7 @@ def _example():
     [
         ("en", "leaf", "made by", ">data<", "4 values on the tape"),
         ("ja", "葉ノード", "が生成", ">値<", "テープ上に 4 個の値"),
-        ("zh", "叶节点", "由 ", ">数据<", "条带上有 4 个值"),
+        ("zh", "叶节点", "由 ", ">数据<", "磁带上有 4 个值"),
     ],
 )
 def test_the_repr_speaks_the_language(code, leaf, made_by, data, values):
@@ -83,7 +83,7 @@ def test_a_stepper_frame_speaks_the_language(code):
     stepper.index = 2
     assert stepper.text.splitlines() == FRAMES[code]
     first = stepper._frames.text(0).splitlines()
-    pullback = {"en": "the pullback of add sent:", "ja": "add の逆伝播関数が送った感度:", "zh": "add 的拉回函数发出："}
+    pullback = {"en": "the pullback of add sent:", "ja": "add のプルバックが送った感度:", "zh": "add 的拉回函数发出："}
     assert pullback[code] in first
     buttons = {"en": "next ▶", "ja": "次へ ▶", "zh": "下一步 ▶"}
     assert stepper.next_button.description == buttons[code]
@@ -218,7 +218,11 @@ def test_no_catalog_keeps_a_message_the_code_no_longer_asks_for():
     ("code", "labels", "words"),
     [
         ("en", ["first step", "last step"], ["previous step", "next step", "pause", "step {i} of {n}"]),
-        ("ja", ["最初のステップ", "最後のステップ"], ["前のステップ", "次のステップ", "一時停止", "ステップ {i} / {n}"]),
+        (
+            "ja",
+            ["最初のステップ", "最後のステップ"],
+            ["前のステップ", "次のステップ", "一時停止", "ステップ {i} / {n}"],
+        ),
         ("zh", ["第一步", "最后一步"], ["上一步", "下一步", "暂停", "第 {i} 步，共 {n} 步"]),
     ],
 )

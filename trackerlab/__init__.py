@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import (
     _methods,  # noqa: F401  (binds operators and methods to tracked values)
     _text,
+    exercises,
     optim,
 )
 from ._language import set_language
@@ -51,6 +52,7 @@ __all__ = [
     "checkpoint",
     "data",
     "detect_anomaly",
+    "exercises",
     "forward",
     "grad",
     "grad_rule",
