@@ -231,7 +231,8 @@ def _array(self, dtype=None, copy=None):
     """NumPy asks for a plain array (``np.asarray(x)``, ``np.array([x, y])``, a NumPy function given a
     list that holds ``x``): refused, always, since the result would carry no gradient. ``tl.data(x)``
     is the plain value, for plotting and printing; lists of tracked values go to ``tl`` functions."""
-    raise TypeError(LOST_TRACKING)
+    advice = numpy_protocol.scipy_function_called()
+    raise TypeError(LOST_TRACKING if advice is None else f"{advice} ({LOST_TRACKING})")
 
 
 LOST_TRACKING = (
