@@ -18,7 +18,7 @@ from . import (
 from ._language import set_language
 from ._recording import no_grad
 from .anomaly import detect_anomaly
-from .api import back_, forward, gradient
+from .api import WithGradient, back_, forward, gradient, withgradient
 from .custom_rules import grad_rule, primitive, track
 from .derivatives import hessian, jacobian
 from .lazy import progress
@@ -44,6 +44,7 @@ __all__ = [
     "Tracked",
     "TrackedArray",
     "TrackedReal",
+    "WithGradient",
     "back_",
     "backprop_steps",
     "check_grads",
@@ -71,6 +72,7 @@ __all__ = [
     "track",
     "tracker",
     "update_",
+    "withgradient",
     "zero_grad_",
 ]
 globals().update(_functions())
