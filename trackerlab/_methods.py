@@ -94,8 +94,10 @@ def _extremum(op):
 
 
 def _moment(op):
-    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **options):
+    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, **options):
         _no(op.name, dtype=dtype, out=out, **options)
+        if mean is not None:  # NumPy 2's mean= (which may be tracked): tl.var's formula about it
+            return numpy_protocol._public(op.name)(self, axis=axis, ddof=ddof, keepdims=keepdims, mean=mean)
         return op(self, axis=axis, ddof=ddof, keepdims=keepdims) if ddof else op(self, axis=axis, keepdims=keepdims)
 
     return method

@@ -27,7 +27,10 @@ from .tracked import _TrackedValue
 # A tl function that NumPy spells the same way, as a ufunc or as a function of ``numpy`` or ``numpy.linalg``,
 # is reached through it: read from the rule tables, so a new operation needs no line here. These names
 # mean something else in NumPy and are not:
-MEANING_DIFFERS = {"identity": "np.identity makes an identity matrix; tl.identity is the identity function"}
+MEANING_DIFFERS = {
+    "identity": "np.identity makes an identity matrix; tl.identity is the identity function",
+    "full": "np.full reads its fill value as a plain array before any dispatch; tl.full takes a tracked one",
+}
 _PUBLIC = {name: f for name, f in _functions().items() if name not in MEANING_DIFFERS}
 
 
@@ -78,6 +81,9 @@ NON_DIFFERENTIABLE_SCIPY_UFUNCS = frozenset({"gammasgn"})
 # SciPy's special functions that are Python functions, not ufuncs, so that NumPy's protocols never hand them to a
 # tracked value: they convert it to a plain array, which is refused (``_methods``), with the message naming the tl
 # function to call instead (``scipy_function_called``).
+# NumPy's functions that read a tracked argument as a plain array before any dispatch (``np.full(shape, v)`` reads
+# ``v`` with ``np.asarray``): the tl function to call instead, named by the refusal (``scipy_function_called``)
+NUMPY_READING_PLAIN: dict[str, str] = {"full": "tl.full(shape, v) (its fill value may be tracked)"}
 SCIPY_FUNCTIONS: dict[str, str] = {
     "logsumexp": "tl.logsumexp(a, axis=None, keepdims=False) (without SciPy's b= and return_sign=)",
     "softmax": "tl.softmax(x, axis=-1) (whose axis defaults to the last, where SciPy's means every element)",
@@ -272,12 +278,20 @@ def scipy_function_called() -> str | None:
     function instead. ``None`` when no such function is on the stack. (Read from the caller's frames, only on
     the way to that error.)"""
     frame = sys._getframe(1)
-    found = None
+    found = numpy = None
     while frame is not None:  # the outermost frame of scipy.special is the function the user called
-        if frame.f_globals.get("__name__", "").startswith("scipy.special"):
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("scipy.special"):
             found = frame.f_code.co_name
+        elif module.startswith("numpy") and frame.f_code.co_name in NUMPY_READING_PLAIN:
+            numpy = frame.f_code.co_name
         frame = frame.f_back
     if found is None:
+        if numpy is not None:
+            return (
+                f"numpy.{numpy} reads a tracked argument as a plain array before NumPy could hand it to trackerlab: "
+                f"call {NUMPY_READING_PLAIN[numpy]} instead"
+            )
         return None
     if found in SCIPY_FUNCTIONS:
         return (
@@ -327,9 +341,9 @@ def array_function(func, types, args, kwargs):
         return _full_like(*args, **kwargs)
     if name == "copyto":  # NumPy's own writes into a plain array (np.full_like(plain, v) makes one)
         raise TypeError(
-            "numpy.copyto: NumPy would write a tracked value into a plain array (np.copyto, or np.full_like of a "
-            "plain array with a tracked fill value): tracking would be lost. Build the array with tl functions, "
-            "e.g. tl.broadcast_to(v, shape) or v * np.ones(shape)"
+            "numpy.copyto: NumPy would write a tracked value into a plain array (np.copyto, np.full with a dtype, or "
+            "np.full_like of a plain array with a tracked fill value): tracking would be lost. Build the array with "
+            "tl functions, e.g. tl.full(shape, v) or tl.broadcast_to(v, shape)"
         )
     if name in NON_DIFFERENTIABLE_FUNCTIONS or (name == "where" and len(args) + len(kwargs) == 1):
         return func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
