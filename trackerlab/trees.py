@@ -57,12 +57,12 @@ def _align(structure, value, who: str, what: str, path: str, out: list) -> None:
 
     if isinstance(structure, dict):
         if not isinstance(value, dict):
-            mismatch(f"a dict with the keys {sorted(map(repr, structure))} is expected")
+            mismatch(f"a dict with the keys {_keys(structure)} is expected")
         missing = [k for k in structure if k not in value]
         if missing or len(value) != len(structure):
             raise TypeError(
-                f"{who}: {what} at {path or 'the top'} has the keys {sorted(map(repr, value))}, where "
-                f"{sorted(map(repr, structure))} are expected; give {what} the same structure"
+                f"{who}: {what} at {path or 'the top'} has the keys {_keys(value)}, where {_keys(structure)} are "
+                f"expected; give {what} the same structure"
             )
         for k in structure:
             _align(structure[k], value[k], who, what, f"{path}[{k!r}]", out)
@@ -81,6 +81,10 @@ def _align(structure, value, who: str, what: str, path: str, out: list) -> None:
             _align(s, v, who, what, f"{path}.{names[i]}" if names else f"{path}[{i}]", out)
     else:
         out.append(value)
+
+
+def _keys(mapping) -> str:
+    return "[" + ", ".join(repr(k) for k in mapping) + "]"
 
 
 def _flatten(value, who: str, where: str, path: str, leaves: list, paths: list) -> Callable[[Iterator], object]:
