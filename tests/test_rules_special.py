@@ -48,15 +48,15 @@ CASES = {
 
 globals().update(case_tests("special", CASES, backends=BACKENDS))
 
-UNARY = ("gammaln", "digamma", "erf", "erfc", "erfinv", "ndtr", "log_ndtr", "expit", "logit")
-BINARY = ("xlogy", "xlog1py", "betaln")
+UFUNC_UNARY = ("gammaln", "digamma", "erf", "erfc", "erfinv", "ndtr", "log_ndtr", "expit", "logit")
+UFUNC_BINARY = ("xlogy", "xlog1py", "betaln")
 
 
 def _args(name):
     return CASES[name][0][1:]
 
 
-@pytest.mark.parametrize("name", UNARY + BINARY)
+@pytest.mark.parametrize("name", UFUNC_UNARY + UFUNC_BINARY)
 def test_scipys_ufunc_on_a_tracked_value_is_recorded_with_scipys_value(name):
     args = _args(name)
     params = [tl.param(a) for a in args]
