@@ -22,9 +22,22 @@ __all__ = ["flatten", "is_structure", "leaves_like"]
 def is_structure(value) -> bool:
     """Whether ``value`` is a structure to walk rather than one array: a dict, a namedtuple, a dataclass
     instance, or a list or tuple holding anything but numbers and lists of numbers."""
-    if isinstance(value, dict) or _is_namedtuple(value) or _is_dataclass(value):
-        return True
-    return isinstance(value, list | tuple) and not _numbers_only(value)
+    kind = type(value)
+    if kind is list or kind is tuple:  # the answer depends on what they hold
+        return not _numbers_only(value)
+    known = _KINDS.get(kind)  # every other type's answer is its type's: decided once (arrays, on every call)
+    if known is None:
+        if isinstance(value, dict) or _is_namedtuple(value) or _is_dataclass(value):
+            known = True
+        elif isinstance(value, list | tuple):  # a subclass of list or tuple: by content, as they are
+            return not _numbers_only(value)
+        else:
+            known = False
+        _KINDS[kind] = known
+    return known
+
+
+_KINDS: dict[type, bool | None] = {}
 
 
 def flatten(value, who: str, where: str = "") -> tuple[list, list[str], Callable[[Iterator], object]]:
