@@ -543,4 +543,22 @@ linalg = _Linalg(
     "outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm"
 )
 
+
+class _Special:
+    """``special``: what ``cupyx.scipy.special`` offers of SciPy's special functions, by SciPy's names."""
+
+    def __init__(self, names: str):
+        import scipy.special
+
+        for name in names.split():
+            setattr(self, name, _strict(getattr(scipy.special, name), name))
+
+
+try:
+    special = _Special(
+        "betaln digamma erf erfc erfinv expit gammaln gammasgn log_ndtr logit ndtr polygamma psi xlog1py xlogy zeta"
+    )
+except ImportError:  # without SciPy, no special functions, as on a library that has none
+    pass
+
 del _name

@@ -142,7 +142,10 @@ CASES = {
     "cosh": [(tl.cosh, Z)],
     "tanh": [(tl.tanh, SMALL)],
     # fused pullbacks (nested AD): holomorphic in g and in t or x
-    "_tanh_backward": [(lambda g, t: op["_tanh_backward"](g, t), Z, SMALL), (lambda g, t: op["_tanh_backward"](g, t), Z, R)],
+    "_tanh_backward": [
+        (lambda g, t: op["_tanh_backward"](g, t), Z, SMALL),
+        (lambda g, t: op["_tanh_backward"](g, t), Z, R),
+    ],
     "_power_backward": [
         (lambda g, x: op["_power_backward"](g, x, exponent=3), Z, W),
         (lambda g, x: op["_power_backward"](g, x, exponent=2.5), W, POS),
@@ -264,6 +267,13 @@ REFUSED = {
     "eig": lambda: tl.eig(tl.param(SQ)),
     "eigvals": lambda: tl.eigvals(tl.param(SQ)),
     "pinv": lambda: tl.pinv(tl.param(SQ)),
+    # the special functions are differentiated as functions of real numbers
+    **{
+        name: (lambda name=name: getattr(tl, name)(tl.param(Z)))
+        for name in "digamma erf erfc erfinv expit gammaln log_ndtr logit ndtr".split()
+    },
+    **{name: (lambda name=name: getattr(tl, name)(tl.param(Z), W)) for name in ("betaln", "xlog1py", "xlogy")},
+    "polygamma": lambda: tl.polygamma(1, tl.param(Z)),
 }
 
 

@@ -30,6 +30,7 @@ import test_rules_reductions  # noqa: E402
 import test_rules_remainders  # noqa: E402
 import test_rules_selection  # noqa: E402
 import test_rules_shape  # noqa: E402
+import test_rules_special  # noqa: E402
 import test_rules_utility  # noqa: E402
 from test_dask import Computes  # noqa: E402
 from test_rules import fixed  # noqa: E402
@@ -93,6 +94,7 @@ def _cases() -> list:
         test_rules_inverses,
         test_rules_factorizations,
         test_rules_nn,
+        test_rules_special,
         test_rules_utility,
     ):
         for name, cases in module.CASES.items():

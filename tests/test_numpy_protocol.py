@@ -304,6 +304,7 @@ SPELLED = {
 FUNCTION_SPELLINGS = sorted(
     {spelling for spellings in numpy_protocol.numpy_spellings().values() for spelling in spellings}
     - {f"np.{ufunc}" for ufunc in numpy_protocol.UFUNCS}  # ufuncs: test_each_ufunc_gives_numpys_value_and_records_it
+    - {f"scipy.special.{ufunc}" for ufunc in numpy_protocol.SCIPY_UFUNCS}  # SciPy's: tests/test_rules_special.py
 )
 
 

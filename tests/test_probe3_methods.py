@@ -13,7 +13,7 @@ OPTIONS = {
     "x.sum(initial=0)": (lambda x: x.sum(initial=0), "sum: initial= is not supported on tracked values"),
     "x.mean(where=mask)": (lambda x: x.mean(where=tl.data(x) > 0), "mean: where= is not supported"),
     "x.max(initial=0)": (lambda x: x.max(initial=0), "max: initial= is not supported"),
-    "x.std(mean=0)": (lambda x: x.std(mean=0), "std: mean= is not supported"),
+    "x.std(where=mask)": (lambda x: x.std(where=tl.data(x) > 0), "std: where= is not supported"),
     "x.take([0], mode='clip')": (lambda x: x.take([0], mode="clip"), "take: mode= is not supported"),
     "x.clip(0, 1, out=buffer)": (lambda x: x.clip(0, 1, out=np.zeros((2, 3))), "clip: out= is not supported"),
     "x.reshape(3, 2, copy=True)": (lambda x: x.reshape(3, 2, copy=True), "reshape: copy= is not supported"),

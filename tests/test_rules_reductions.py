@@ -182,3 +182,33 @@ def test_logsumexp_is_stable():
     assert float(y) == pytest.approx(1000 + np.log(2))
     tl.back_(y)
     np.testing.assert_allclose(x.grad, [0.5, 0.5])
+
+
+# NumPy 2's var and std about a given mean (mean=, which may be tracked): the formula Σ|x − mean|² / (n − ddof)
+ABOUT_A_MEAN = [
+    (lambda x, m: tl.var(x, axis=1, mean=m), (3, 4), (3, 1)),
+    (lambda x, m: tl.std(x, axis=0, ddof=1, keepdims=True, mean=m), (3, 4), (1, 4)),
+    (lambda x: np.var(x, mean=tl.mean(x, axis=(0, 1), keepdims=True)), (3, 4)),
+    (lambda x: tl.std(x, axis=1, mean=0.25), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", range(len(ABOUT_A_MEAN)))
+def test_var_and_std_about_a_given_mean_have_checked_gradients(case, backend):
+    f, *shapes = ABOUT_A_MEAN[case]
+    check(f, *(np.random.default_rng(k).uniform(-1, 1, s) for k, s in enumerate(shapes)), backend=backend)
+
+
+def test_var_and_std_about_a_given_mean_give_numpys_values():
+    x = np.random.default_rng(3).uniform(-1, 1, (3, 4))
+    m = np.array([[0.1], [-0.2], [0.3]])
+    np.testing.assert_allclose(tl.data(np.var(tl.param(x), axis=1, mean=tl.param(m))), np.var(x, axis=1, mean=m))
+    np.testing.assert_allclose(
+        tl.data(np.std(tl.param(x), axis=1, ddof=1, mean=m)), np.std(x, axis=1, ddof=1, mean=m), rtol=1e-14
+    )
+    # about the true mean, the gradient through mean= is 0: the same gradient as var without it
+    np.testing.assert_allclose(tl.data(tl.param(x).std(axis=1, mean=0.25)), np.std(x, axis=1, mean=0.25), rtol=1e-14)
+    (g,) = tl.gradient(lambda x: tl.sum(np.var(x, axis=0, mean=np.mean(x, axis=0, keepdims=True))), x)
+    (h,) = tl.gradient(lambda x: tl.sum(np.var(x, axis=0)), x)
+    np.testing.assert_allclose(tl.data(g), tl.data(h), atol=1e-15)

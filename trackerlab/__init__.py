@@ -19,7 +19,7 @@ from . import (
 from ._language import set_language
 from ._recording import no_grad
 from .anomaly import detect_anomaly
-from .api import back_, forward, gradient
+from .api import WithGradient, back_, forward, gradient, withgradient
 from .custom_rules import grad_rule, primitive, track
 from .derivatives import hessian, jacobian
 from .lazy import progress
@@ -45,6 +45,7 @@ __all__ = [
     "Tracked",
     "TrackedArray",
     "TrackedReal",
+    "WithGradient",
     "back_",
     "backprop_steps",
     "check_grads",
@@ -73,6 +74,7 @@ __all__ = [
     "track",
     "tracker",
     "update_",
+    "withgradient",
     "zero_grad_",
 ]
 globals().update(_functions())

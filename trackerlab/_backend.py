@@ -167,6 +167,42 @@ def isfinite_scalar(value) -> bool:
     return math.isfinite(float(value))
 
 
+class MissingSpecialFunctions(ImportError):
+    """The special functions of an operation's backend are not installed (SciPy for NumPy), or the backend has none."""
+
+
+def special_functions(name: str, *values):
+    """The module of special functions, by SciPy's names, for the library of ``values``, for the operation ``name``:
+    ``scipy.special`` for NumPy and Python numbers (and for dask, whose arrays apply SciPy's ufuncs block by
+    block, lazily), ``cupyx.scipy.special`` for CuPy, and a library's own ``special`` module elsewhere. SciPy is
+    an optional dependency: without it this is an error saying to install it.
+    """
+    arrays = [v for v in values if not (isinstance(v, _SCALARS) and not hasattr(v, "ndim"))]
+    library = _library(_first_array(arrays)) if arrays else "numpy"
+    if library in ("numpy", "dask"):
+        try:
+            import scipy.special
+        except ImportError:
+            raise MissingSpecialFunctions(
+                f"{name}: trackerlab computes special functions with SciPy, which is not installed; "
+                "pip install scipy (or pip install 'trackerlab-ad[special]')"
+            ) from None
+        return scipy.special
+    if library == "cupy":
+        import cupyx.scipy.special
+
+        return cupyx.scipy.special
+    import sys
+
+    found = getattr(sys.modules.get(library), "special", None)
+    if found is None:
+        raise TypeError(
+            f"{name}: {library} offers no special functions (SciPy's for NumPy, cupyx.scipy.special for CuPy); "
+            "move the values to NumPy or CuPy first"
+        )
+    return found
+
+
 # ----------------------------------------------------------------------------------------------------
 # dask's namespace for operands of dask and NumPy together (dask itself is imported only when it is used)
 

@@ -94,8 +94,10 @@ def _extremum(op):
 
 
 def _moment(op):
-    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **options):
+    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, **options):
         _no(op.name, dtype=dtype, out=out, **options)
+        if mean is not None:  # NumPy 2's mean= (which may be tracked): tl.var's formula about it
+            return numpy_protocol._public(op.name)(self, axis=axis, ddof=ddof, keepdims=keepdims, mean=mean)
         return op(self, axis=axis, ddof=ddof, keepdims=keepdims) if ddof else op(self, axis=axis, keepdims=keepdims)
 
     return method
@@ -231,7 +233,8 @@ def _array(self, dtype=None, copy=None):
     """NumPy asks for a plain array (``np.asarray(x)``, ``np.array([x, y])``, a NumPy function given a
     list that holds ``x``): refused, always, since the result would carry no gradient. ``tl.data(x)``
     is the plain value, for plotting and printing; lists of tracked values go to ``tl`` functions."""
-    raise TypeError(LOST_TRACKING)
+    advice = numpy_protocol.scipy_function_called()
+    raise TypeError(LOST_TRACKING if advice is None else f"{advice} ({LOST_TRACKING})")
 
 
 LOST_TRACKING = (

@@ -4,7 +4,9 @@ here too; ``jacobian`` and ``hessian``, built on ``forward``, in ``derivatives.p
 
 from __future__ import annotations
 
+import inspect
 import threading
+from collections import namedtuple
 from collections.abc import Callable
 
 from ._backend import NDARRAY, REAL_SCALARS, namespace, shape_of
@@ -14,12 +16,13 @@ from ._guard import Verified
 from ._plain import ZERO_GRAD, _lock, _zeros_like
 from ._recording import RECORDING
 from .lazy import land, lazy_in
-from .ops import _holds_tracked, operations
+from .ops import operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .trees import flatten, is_structure, leaves_like
 from .walk import _count_uses, _walk
 
-__all__ = ["Grads", "Params", "back_", "forward", "gradient", "update_", "zero_grad_"]
+__all__ = ["Grads", "Params", "WithGradient", "back_", "forward", "gradient", "update_", "withgradient", "zero_grad_"]
 
 
 def back_(y, Δ=None) -> None:
@@ -38,9 +41,7 @@ def back_(y, Δ=None) -> None:
     # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
     # gradient as it was, and a retry after the fix counts nothing twice.
     found = [
-        (step.node, step.delta)
-        for step in _walk(y, Δ, "back_", pending=False, leaves_only=True)
-        if step.node.isleaf
+        (step.node, step.delta) for step in _walk(y, Δ, "back_", pending=False, leaves_only=True) if step.node.isleaf
     ]
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
@@ -59,13 +60,6 @@ def _input(x):
             raise TypeError(
                 "gradient: a Params must be the only argument, tl.gradient(f, tl.Params([W, b])), with f taking no "
                 "arguments (and forward, jacobian and hessian take values, not Params)"
-            ) from None
-        if isinstance(x, list | tuple | dict) and _holds_tracked(list(x.values()) if isinstance(x, dict) else x):
-            raise TypeError(
-                f"a {type(x).__name__} holding tracked values cannot be an argument of gradient, forward, jacobian or "
-                "hessian (each argument is one array to differentiate at): to differentiate with respect to "
-                "parameters, pass tl.Params([W, b]) alone to gradient, with f taking no arguments; or pass each "
-                "value as an argument of its own, or one array of them, tl.stack([...])"
             ) from None
         raise
 
@@ -93,14 +87,115 @@ def forward(f: Callable, *args):
     >>> back(1)
     (3.0 (tracked), 2.0 (tracked))
     """
+    if _structured(args):  # dicts, lists, namedtuples, dataclasses of arrays: differentiated leaf by leaf
+        leaves, of_leaves, rebuild = _over_leaves(f, args, "forward")
+        y, back_leaves = forward(of_leaves, *leaves)
+        return y, lambda Δ=None: rebuild(back_leaves(Δ))
     inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
     given_tracked = _any_tracked(args)
+    if is_structure(y):  # several results (a list, a tuple, a dict of them): back takes one Δ for each
+
+        def back(Δ=None):
+            return _back_structure(f, nodes, y, Δ, given_tracked)
+
+        return y, back
 
     def back(Δ=None):
         return _back(f, nodes, y, Δ, given_tracked)
 
     return y, back
+
+
+def _structured(args) -> bool:
+    for a in args:
+        if is_structure(a):
+            return True
+    return False
+
+
+def _over_leaves(f: Callable, args, who: str) -> tuple[list, Callable, Callable]:
+    """``f`` as a function of the leaves of its arguments, some of them structures: ``(leaves, of_leaves,
+    rebuild)``, where ``of_leaves(*leaves)`` calls ``f`` with the structures built around them and
+    ``rebuild(values)`` builds the arguments' structures around one value per leaf (their gradients)."""
+    try:
+        inspect.signature(f).bind(*args)
+    except TypeError as error:
+        raise TypeError(
+            f"{who}: f cannot take the {len(args)} argument{'s' if len(args) != 1 else ''} given ({error}); to "
+            "differentiate with respect to parameters that f uses without taking them, pass tl.Params([W, b]) "
+            "alone, with f taking no arguments"
+        ) from None
+    except ValueError:  # a builtin without a signature: f says so itself when called
+        pass
+    leaves: list = []
+    parts = []
+    for i, a in enumerate(args):
+        if is_structure(a):
+            found, _, rebuild_one = flatten(a, who, f" of argument {i + 1}" if len(args) > 1 else "")
+        else:
+            found, rebuild_one = [a], next
+        leaves += found
+        parts.append(rebuild_one)
+
+    def rebuild(values):
+        items = iter(values)
+        return tuple([part(items) for part in parts])
+
+    def of_leaves(*values):
+        return f(*rebuild(values))
+
+    return leaves, of_leaves, rebuild
+
+
+def _back_structure(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
+    """``forward``'s ``back(Δ)`` for a structure of results ``y``: one walk from Σᵢ ⟨yᵢ, Δᵢ⟩ (the real part
+    of Σ yᵢ·Δᵢ for complex values, whose sensitivity in yᵢ is then Δᵢ), recorded on the tape of ``y``, so that
+    each result receives its own Δᵢ. ``Δ`` has ``y``'s structure; it may be left out where every result is a
+    scalar (each receives 1)."""
+    total = _weighted(y, Δ)
+    return _back(lambda *xs: _weighted(f(*xs), Δ), nodes, total, None, given_tracked)
+
+
+def _weighted(y, Δ):
+    """Σᵢ ⟨yᵢ, Δᵢ⟩ over the tracked results of the structure ``y`` (see ``_back_structure``), recorded."""
+    ops = operations()
+    outputs, paths, _ = flatten(y, "back")
+    deltas = [None] * len(outputs) if Δ is None else leaves_like(y, Δ, "back", "Δ")
+    state = RECORDING
+    before = state.on
+    state.on = True
+    try:
+        total = None
+        for out, delta, path in zip(outputs, deltas, paths):
+            if not isinstance(out, _TrackedValue):
+                continue
+            have = shape_of(out.tracker.data)
+            if delta is None:
+                if have != ():
+                    raise ValueError(
+                        f"back: f's result {path} has shape {have}; pass a sensitivity Δ with the structure of f's "
+                        "results, with an array of that shape there"
+                    )
+                term = out
+            elif type(delta) in (int, float) and delta == 0:  # (jacobian's seeds: nothing from this result)
+                continue
+            else:
+                given = shape_of(data(delta))
+                if given not in ((), have):
+                    raise ValueError(f"back: Δ{path} has shape {given}, but f's result {path} has shape {have}")
+                term = ops["sum"](ops["multiply"](out, delta))
+            if _complex(term):
+                term = ops["real"](term)
+            total = term if total is None else ops["add"](total, term)
+    finally:
+        state.on = before
+    return 0.0 if total is None else total
+
+
+def _complex(value) -> bool:
+    plain = data(value)
+    return isinstance(plain, complex) or getattr(getattr(plain, "dtype", None), "kind", "") == "c"
 
 
 def _any_tracked(args) -> bool:
@@ -284,6 +379,9 @@ def gradient(f: Callable, *args):
     """
     if len(args) == 1 and isinstance(args[0], Params):
         return _gradient_params(f, args[0])
+    if _structured(args):  # dicts, lists, namedtuples, dataclasses of arrays: gradients of the same structure
+        leaves, of_leaves, rebuild = _over_leaves(f, args, "gradient")
+        return rebuild(gradient(of_leaves, *leaves))
     inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
     check_loss(y, "gradient")
     return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args))
@@ -381,3 +479,67 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
         return tuple(found.get(leaf) for leaf in leaves)
 
     return _new(gradient, tuple(leaves), None, delta, back=pullback)
+
+
+WithGradient = namedtuple("WithGradient", ["val", "grad"])
+WithGradient.__doc__ = """``withgradient``'s result: ``val``, f's value (its loss plain), and ``grad``, as ``gradient``
+gives it."""
+
+
+def withgradient(f: Callable, *args) -> WithGradient:
+    """The value of ``f`` with its gradients, from one run of ``f``: ``WithGradient(val, grad)``, a named tuple
+    (Zygote's and Tracker.jl's ``(val = …, grad = …)``), ``grad`` as ``gradient(f, *args)`` gives it (a tuple
+    with one gradient per argument, of its structure; ``Grads`` for a ``Params``). Where ``f`` returns a tuple,
+    its first item is the loss, differentiated, and ``val`` is the whole tuple: auxiliary results ride along.
+    The loss in ``val`` is plain (``tl.data``).
+
+    >>> import trackerlab as tl
+    >>> tl.withgradient(lambda p: tl.sum(p["w"] ** 2), {"w": [1.0, 2.0]})
+    WithGradient(val=5.0, grad=({'w': Tracked 2-element float64 array:
+    [2. 4.]},))
+    >>> val, grad = tl.withgradient(lambda x: (x * x, "aux"), 3.0)
+    >>> val, grad
+    ((9.0, 'aux'), (6.0 (tracked),))
+    """
+    if len(args) == 1 and isinstance(args[0], Params):
+        seen = []
+
+        def loss():
+            out = f()
+            if not seen:
+                seen.append(out)
+            return _loss_of(out)
+
+        grads = _gradient_params(loss, args[0])
+        return WithGradient(_plain_loss(seen[0]), grads)
+    if _structured(args):
+        leaves, of_leaves, rebuild = _over_leaves(f, args, "withgradient")
+        val, grads = withgradient(of_leaves, *leaves)
+        return WithGradient(val, rebuild(grads))
+    inputs, out = _run(f, args)
+    y = _loss_of(out)
+    check_loss(y, "withgradient")
+    grads = _back(lambda *xs: _loss_of(f(*xs)), [x.tracker for x in inputs], y, None, _any_tracked(args))
+    return WithGradient(_plain_loss(out), grads)
+
+
+def _loss_of(out):
+    """The loss of ``f``'s value: its first item where it is a tuple (a named one too), else the value itself."""
+    if isinstance(out, tuple):
+        if not out:
+            raise ValueError("withgradient: f returned an empty tuple; return the loss, or a tuple (loss, aux...)")
+        return out[0]
+    return out
+
+
+def _plain_loss(out):
+    """``f``'s value with its loss plain, its auxiliary results as they are."""
+    if isinstance(out, tuple):
+        items = (_plain(out[0]), *out[1:])
+        return type(out)(*items) if hasattr(type(out), "_fields") else items
+    return _plain(out)
+
+
+def _plain(value):
+    value = data(value)
+    return value.item() if getattr(value, "shape", None) == () and hasattr(value, "item") else value

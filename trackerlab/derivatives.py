@@ -12,6 +12,7 @@ from ._recording import RECORDING
 from .api import _NESTED, forward
 from .ops import operations
 from .tracked import _TrackedValue, data, param
+from .trees import flatten, is_structure
 
 __all__ = ["hessian", "jacobian"]
 
@@ -21,33 +22,60 @@ def jacobian(f: Callable, x):
     differentiated (a third derivative, the gradient of a Hessian), a tracked one where it depends on tracked
     values, so that it can be differentiated.
 
+    ``x`` may be a structure (nested dicts, lists, tuples, namedtuples, dataclasses of arrays), and ``f`` may
+    return one: the result then has ``f``'s structure, with ``x``'s structure at each of its leaves, holding the
+    Jacobian of that result with respect to that leaf of ``x`` (as JAX's ``jacobian`` of pytrees).
+
     >>> import trackerlab as tl
     >>> tl.jacobian(lambda x: x * x, [1.0, 2.0])
     array([[2., 0.],
            [0., 4.]])
+    >>> tl.jacobian(lambda p: p["a"] * p["b"], {"a": 2.0, "b": 3.0})
+    {'a': 3.0, 'b': 2.0}
     """
-    y, back = forward(f, x)
-    check_numbers(y, "jacobian")
-    y_value = data(y)
-    x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
-    out_shape = tuple(getattr(y_value, "shape", ()))
-    in_shape = tuple(getattr(x_value, "shape", ()))
-    n_out = math.prod(out_shape)
-    xp = namespace(y_value, x_value)
-    rows = []
-    recorded = False
+    if is_structure(x):
+        leaves, _, rebuild_x = flatten(x, "jacobian")
+        y, back = forward(lambda *xs: f(rebuild_x(iter(xs))), *leaves)
+    else:
+        leaves, rebuild_x = [x], None
+        y, back = forward(f, x)
+    if is_structure(y):
+        outputs, _, rebuild_y = flatten(y, "jacobian")
+    else:
+        outputs, rebuild_y = [y], None
+    for out in outputs:
+        check_numbers(out, "jacobian")
+    x_values = [data(v) if isinstance(v, _TrackedValue) else data(param(v)) for v in leaves]
     inside = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0  # a function being differentiated
-    for i in range(n_out):
-        if out_shape:
-            seed = xp.zeros(n_out, dtype=getattr(y_value, "dtype", xp.float64))
-            seed[i] = 1
-            seed = xp.reshape(seed, out_shape)
-        else:
-            seed = 1.0
-        row = back(seed)[0]
-        if inside and isinstance(row, _TrackedValue) and not row.tracker.isleaf:
-            recorded = True  # the walk was recorded: the row depends on tracked values (x, or f's closure)
-        rows.append(row)
+    by_output = []
+    for k, out in enumerate(outputs):
+        y_value = data(out)
+        out_shape = tuple(getattr(y_value, "shape", ()))
+        n_out = math.prod(out_shape)
+        xp = namespace(y_value, *x_values)
+        rows: list[list] = [[] for _ in leaves]
+        recorded = [False] * len(leaves)
+        for i in range(n_out):
+            if out_shape:
+                seed = xp.zeros(n_out, dtype=getattr(y_value, "dtype", xp.float64))
+                seed[i] = 1
+                seed = xp.reshape(seed, out_shape)
+            else:
+                seed = 1.0
+            # one result seeded, the others 0 (a zero number: no term of the walk's loss)
+            Δ = seed if rebuild_y is None else rebuild_y(iter([seed if j == k else 0.0 for j in range(len(outputs))]))
+            for j, row in enumerate(back(Δ)):
+                if inside and isinstance(row, _TrackedValue) and not row.tracker.isleaf:
+                    recorded[j] = True  # the walk was recorded: the row depends on tracked values (x, or f's closure)
+                rows[j].append(row)
+        Js = [_assemble(rows[j], out_shape, x_values[j], recorded[j]) for j in range(len(leaves))]
+        by_output.append(Js[0] if rebuild_x is None else rebuild_x(iter(Js)))
+    return by_output[0] if rebuild_y is None else rebuild_y(iter(by_output))
+
+
+def _assemble(rows: list, out_shape: tuple, x_value, recorded: bool):
+    """The Jacobian of shape ``out_shape + x.shape`` from its rows, x's sensitivities for each output element."""
+    in_shape = tuple(getattr(x_value, "shape", ()))
     # inside a function being differentiated, a Jacobian that depends on tracked values (a tracked x, a
     # parameter f closes over) is recorded, so that its gradient reaches them (a plain J was a constant there:
     # a third derivative through hessian came out 0, and so did the gradient of a Jacobian with respect to
@@ -66,7 +94,9 @@ def jacobian(f: Callable, x):
 
 
 def hessian(f: Callable, x):
-    """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its gradient (nested AD).
+    """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its gradient (nested AD). For a
+    structure ``x``, a structure of structures: ``H[a][b]`` is the block of the leaves ``a`` and ``b`` of ``x``,
+    of shape ``a.shape + b.shape``.
 
     >>> import trackerlab as tl
     >>> tl.hessian(lambda x: tl.sum(x ** 3), [1.0, 2.0])

@@ -10,6 +10,7 @@ the NumPy column of ``docs/operations.md``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -26,7 +27,10 @@ from .tracked import _TrackedValue
 # A tl function that NumPy spells the same way, as a ufunc or as a function of ``numpy`` or ``numpy.linalg``,
 # is reached through it: read from the rule tables, so a new operation needs no line here. These names
 # mean something else in NumPy and are not:
-MEANING_DIFFERS = {"identity": "np.identity makes an identity matrix; tl.identity is the identity function"}
+MEANING_DIFFERS = {
+    "identity": "np.identity makes an identity matrix; tl.identity is the identity function",
+    "full": "np.full reads its fill value as a plain array before any dispatch; tl.full takes a tracked one",
+}
 _PUBLIC = {name: f for name, f in _functions().items() if name not in MEANING_DIFFERS}
 
 
@@ -67,9 +71,28 @@ NON_DIFFERENTIABLE_UFUNCS = frozenset(
     bitwise_xor invert left_shift right_shift gcd lcm spacing isnat""".split()
 )
 
+# SciPy's special functions that are ufuncs (``scipy.special.gammaln``): their name → the tl function of the
+# special family's table, which keeps SciPy's names (``scipy.special.digamma`` is the ufunc ``psi``). SciPy is not
+# imported here: a ufunc of that name is taken as SciPy's only if ``scipy.special`` holds that very ufunc.
+SCIPY_UFUNCS: dict[str, str] = {name: name for name, f in _PUBLIC.items() if getattr(f, "family", "") == "special"}
+SCIPY_UFUNCS.update({"psi": "digamma"})
+SCIPY_UFUNCS.pop("polygamma", None)  # a Python function in SciPy: see SCIPY_FUNCTIONS
+NON_DIFFERENTIABLE_SCIPY_UFUNCS = frozenset({"gammasgn"})
+# SciPy's special functions that are Python functions, not ufuncs, so that NumPy's protocols never hand them to a
+# tracked value: they convert it to a plain array, which is refused (``_methods``), with the message naming the tl
+# function to call instead (``scipy_function_called``).
+# NumPy's functions that read a tracked argument as a plain array before any dispatch (``np.full(shape, v)`` reads
+# ``v`` with ``np.asarray``): the tl function to call instead, named by the refusal (``scipy_function_called``)
+NUMPY_READING_PLAIN: dict[str, str] = {"full": "tl.full(shape, v) (its fill value may be tracked)"}
+SCIPY_FUNCTIONS: dict[str, str] = {
+    "logsumexp": "tl.logsumexp(a, axis=None, keepdims=False) (without SciPy's b= and return_sign=)",
+    "softmax": "tl.softmax(x, axis=-1) (whose axis defaults to the last, where SciPy's means every element)",
+    "log_softmax": "tl.log_softmax(x, axis=-1) (whose axis defaults to the last, where SciPy's means every element)",
+    "polygamma": "tl.polygamma(n, x), with the same arguments",
+}
+
 # ----------------------------------------------------------------------------------------------------
 # Functions: (module, name) → the tl function that records it, or an adapter where NumPy's spelling differs
-
 
 
 def _linalg_trace(x, /, *, offset=0, dtype=None):
@@ -203,6 +226,8 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
             "NumPy array a and a tracked x does this); assign the result instead: a = a + x"
         )
     kwargs.pop("out", None)
+    if getattr(np, name, None) is not ufunc:  # not NumPy's own: SciPy's special functions, or a stranger
+        return _other_ufunc(ufunc, method, inputs, kwargs)
     if name in NON_DIFFERENTIABLE_UFUNCS:
         return getattr(ufunc, method)(*plain(inputs), **kwargs)
     if method == "__call__" and name in UFUNCS:
@@ -223,6 +248,57 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
     if method == "outer" and name in UFUNCS and ufunc.nin == 2:
         return _outer(spelling, _public(UFUNCS[name]), *inputs, **kwargs)
     raise _no_rule(spelling)
+
+
+def _other_ufunc(ufunc, method: str, inputs, kwargs):
+    """A ufunc that is not NumPy's: SciPy's special functions are recorded as the tl functions of their names;
+    any other is a clear error naming it."""
+    name = ufunc.__name__
+    special = sys.modules.get("scipy.special")
+    if special is None or getattr(special, name, None) is not ufunc:
+        raise _no_rule(f"the ufunc {name} (not NumPy's or scipy.special's)")
+    spelling = f"scipy.special.{name}" if method == "__call__" else f"scipy.special.{name}.{method}"
+    if method == "__call__" and name in NON_DIFFERENTIABLE_SCIPY_UFUNCS:
+        return ufunc(*plain(inputs), **kwargs)
+    if method != "__call__" or name not in SCIPY_UFUNCS:
+        raise _no_rule(spelling)
+    for option in _UNSUPPORTED_UFUNC_OPTIONS:
+        if kwargs.get(option) is not None and not (option == "where" and kwargs[option] is True):
+            raise TypeError(f"{spelling}: {option}= is not supported on tracked values")
+        kwargs.pop(option, None)
+    f = _public(SCIPY_UFUNCS[name])
+    if not kwargs:
+        _CALLS[ufunc] = f
+    return f(*inputs, **kwargs)
+
+
+def scipy_function_called() -> str | None:
+    """The advice for a plain conversion of a tracked value made inside one of SciPy's special functions that are
+    Python functions (``scipy.special.logsumexp``), which NumPy's protocols cannot hand to trackerlab: call the tl
+    function instead. ``None`` when no such function is on the stack. (Read from the caller's frames, only on
+    the way to that error.)"""
+    frame = sys._getframe(1)
+    found = numpy = None
+    while frame is not None:  # the outermost frame of scipy.special is the function the user called
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("scipy.special"):
+            found = frame.f_code.co_name
+        elif module.startswith("numpy") and frame.f_code.co_name in NUMPY_READING_PLAIN:
+            numpy = frame.f_code.co_name
+        frame = frame.f_back
+    if found is None:
+        if numpy is not None:
+            return (
+                f"numpy.{numpy} reads a tracked argument as a plain array before NumPy could hand it to trackerlab: "
+                f"call {NUMPY_READING_PLAIN[numpy]} instead"
+            )
+        return None
+    if found in SCIPY_FUNCTIONS:
+        return (
+            f"scipy.special.{found} is a Python function, not a ufunc, so it cannot record itself on tracked values: "
+            f"call {SCIPY_FUNCTIONS[found]} instead"
+        )
+    return f"scipy.special.{found} has no gradient rule in trackerlab; apply it to tl.data(x) to drop tracking"
 
 
 def _outer(spelling: str, f: Callable, a, b, **options):
@@ -265,9 +341,9 @@ def array_function(func, types, args, kwargs):
         return _full_like(*args, **kwargs)
     if name == "copyto":  # NumPy's own writes into a plain array (np.full_like(plain, v) makes one)
         raise TypeError(
-            "numpy.copyto: NumPy would write a tracked value into a plain array (np.copyto, or np.full_like of a "
-            "plain array with a tracked fill value): tracking would be lost. Build the array with tl functions, "
-            "e.g. tl.broadcast_to(v, shape) or v * np.ones(shape)"
+            "numpy.copyto: NumPy would write a tracked value into a plain array (np.copyto, np.full with a dtype, or "
+            "np.full_like of a plain array with a tracked fill value): tracking would be lost. Build the array with "
+            "tl functions, e.g. tl.full(shape, v) or tl.broadcast_to(v, shape)"
         )
     if name in NON_DIFFERENTIABLE_FUNCTIONS or (name == "where" and len(args) + len(kwargs) == 1):
         return func(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
@@ -287,6 +363,8 @@ def numpy_spellings() -> dict[str, list[str]]:
         name = target if isinstance(target, str) else target[0]
         prefix = "np." + module[len("numpy.") :] + "." if module != "numpy" else "np."
         out.setdefault(name, []).append(prefix + function)
+    for ufunc, name in SCIPY_UFUNCS.items():
+        out.setdefault(name, []).append(f"scipy.special.{ufunc}")
     for (ufunc, method), name in UFUNC_METHODS.items():
         name = {"nanmax": "max", "nanmin": "min"}.get(name, name)
         out.setdefault(name, []).append(f"np.{ufunc}.{method}")

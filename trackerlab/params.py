@@ -12,8 +12,10 @@ from ._grads import reset
 from ._plain import _lock, _setflags
 from ._precision import dtype_kind, dtype_name
 from .tracked import _changed, _TrackedValue, data, tracker
+from .trees import flatten, is_structure, leaves_like
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]
+
 
 class Params:
     """An ordered set of tracked parameters, for ``gradient(f, Params([W, b]))`` and the optimisers.
@@ -92,7 +94,6 @@ class Grads:
         return _text.grads_repr(self)
 
 
-
 def update_(x, Δ, grads=None):
     """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
 
@@ -155,6 +156,8 @@ def _pairs(params, grads) -> list:
     by_parameter = isinstance(grads, Grads | Mapping)
     if isinstance(params, _TrackedValue):
         return [(params, grads[params] if by_parameter else grads)]
+    if is_structure(params) and (not isinstance(params, list | tuple) or _nested(params)):  # a dict, nested lists…
+        return _pairs_of_structure(params, grads)
     if isinstance(params, Mapping) or not isinstance(params, Iterable):
         raise TypeError(
             f"update_: params is a {type(params).__name__}; pass a parameter, a list of them or tl.Params([...])"
@@ -189,6 +192,39 @@ def _pairs(params, grads) -> list:
             raise ValueError(
                 f"update_: the gradient of parameter {i + 1} has shape {have}, but the parameter has shape {want}"
             )
+    return pairs
+
+
+def _nested(params) -> bool:
+    """Whether a list or tuple of parameters holds structures (``[[W1, b1], {"W": W2}]``), or is a namedtuple."""
+    return hasattr(type(params), "_fields") or any(is_structure(p) for p in params)
+
+
+def _pairs_of_structure(params, grads) -> list:
+    """``update_(opt, params, grads)`` for a structure of parameters (a dict, nested lists, a namedtuple, a
+    dataclass): ``grads`` has the same structure (``tl.gradient(f, params)[0]``), or is a ``Grads``."""
+    leaves, paths, _ = flatten(params, "update_")
+    by_parameter = isinstance(grads, Grads) or (
+        isinstance(grads, Mapping) and any(isinstance(k, _TrackedValue) for k in grads)
+    )  # (a dict keyed by parameter, as Grads is)
+    found = [grads[p] for p in leaves] if by_parameter else leaves_like(params, grads, "update_", "grads")
+    done = set()
+    pairs = []
+    for p, g, path in zip(leaves, found, paths):
+        if not isinstance(p, _TrackedValue):
+            raise TypeError(
+                f"update_: leaf {path} of params is a {type(p).__name__}, not a parameter; update_ changes "
+                "parameters (tl.param) in place"
+            )
+        if g is None:
+            raise TypeError(f"update_: the gradient at {path} is None; give it an array (zeros for none)")
+        have, want = shape_of(data(g)), shape_of(data(p))
+        if have not in ((), want):
+            raise ValueError(f"update_: the gradient at {path} has shape {have}, but the parameter has shape {want}")
+        if id(tracker(p)) in done:
+            raise ValueError(f"update_: the parameter at {path} appears twice in params; list it once")
+        done.add(id(tracker(p)))
+        pairs.append((p, g))
     return pairs
 
 

@@ -30,6 +30,7 @@ from . import (  # noqa: F401  (importing a family registers it; _bind_later rea
     selection,
     shape,
     signal,
+    special,
     splits,
     utility,
 )
@@ -54,6 +55,7 @@ FAMILIES = (
     "factorizations",
     "covariance",
     "nn",
+    "special",
     "utility",
 )
 

@@ -1,5 +1,5 @@
-"""Creating arrays: ``linspace``, whose endpoints may be tracked (a composite of elementwise operations,
-so its gradient is theirs)."""
+"""Creating arrays: ``linspace``, whose endpoints may be tracked, and ``full``, whose fill value may be (composites
+of elementwise and shape operations, so their gradients are theirs)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..tracked import data, istracked
 from ._util import composite
 from .elementwise import add, astype, divide, multiply, subtract
 from .joins import concatenate
-from .shape import broadcast_to, expand_dims, moveaxis
+from .shape import broadcast_to, copy, expand_dims, moveaxis
 
 
 @composite("creation")
@@ -48,6 +48,27 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         else:
             out = astype(out, dtype)
     return (out, step) if retstep else out
+
+
+@composite("creation")
+def full(shape, fill_value, dtype=None):
+    """NumPy's ``full``: an array of ``shape`` filled with ``fill_value``, which may be tracked (a number, or an
+    array that broadcasts to ``shape``); its gradient is the sum of the array's sensitivities over the copies.
+    (``np.full(shape, v)`` cannot record itself: NumPy reads ``v`` as a plain array first.)
+
+    >>> import trackerlab as tl
+    >>> tl.gradient(lambda v: tl.sum(tl.full((2, 3), v) * 2.0), 1.5)
+    (12.0 (tracked),)
+    """
+    shape = (int(shape),) if isinstance(shape, int) or getattr(shape, "ndim", None) == 0 else tuple(shape)
+    if not istracked(fill_value):
+        xp = namespace(fill_value)
+        if not hasattr(fill_value, "shape"):
+            return xp.full(shape, fill_value, dtype=dtype)
+        fill_value = fill_value if dtype is None else xp.astype(fill_value, dtype)
+        return xp.asarray(xp.broadcast_to(fill_value, shape), copy=True)
+    filled = broadcast_to(fill_value, shape)
+    return astype(filled, dtype) if dtype is not None and filled.dtype != dtype else copy(filled)
 
 
 def _broadcast_shape(*shapes) -> tuple:

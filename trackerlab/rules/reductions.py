@@ -24,13 +24,15 @@ from ._util import (
     keep,
     mask,
     ns,
+    real,
     real_part,
     shape,
     size,
     spread,
+    wrapper,
 )
 from ._util import real_only as _real_only
-from .elementwise import exp
+from .elementwise import exp, sqrt
 from .shape import flip, pad, reshape, take_slice, transpose
 
 
@@ -135,6 +137,35 @@ logsumexp = defop("logsumexp", _logsumexp, arity=1, family="reductions", doc="lo
 cumsum = defop("cumsum", _cumsum, arity=1, family="reductions")
 nansum = defop("nansum", _nansum, arity=1, family="reductions")
 nanmean = defop("nanmean", _nanmean, arity=1, family="reductions")
+
+
+def _moment_about(name: str, op):
+    """``tl.var`` and ``tl.std``: the operation, or, with NumPy 2's ``mean=`` (the mean to measure from, which may
+    be tracked), their formula about that mean, Σ|x − mean|² / (n − ddof) (and its square root), whose gradient
+    reaches ``mean`` too."""
+
+    def public(x, *args, mean=None, **kwargs):
+        if mean is None:
+            return op(x, *args, **kwargs)
+        return _about(name, x, mean, *args, **kwargs)
+
+    public.__name__ = name
+    public.__doc__ = f"NumPy's ``{name}``, with ``mean=`` (NumPy 2) too."
+    return wrapper(name)(public)
+
+
+def _about(name: str, x, m, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    if dtype is not None or out is not None:
+        _unsupported(name, dtype=dtype, out=out)
+    d = x - m
+    squares = real(conj(d) * d) if is_complex(x) or is_complex(m) else d * d
+    n = count(x, axis) - (ddof if correction is None else correction)
+    v = sum(squares, axis=axis, keepdims=keepdims) / n
+    return sqrt(v) if name == "std" else v
+
+
+_moment_about("var", var)
+_moment_about("std", std)
 
 
 def _axes(axis, x) -> tuple:

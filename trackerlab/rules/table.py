@@ -83,6 +83,14 @@ Notes:
   (`full`, `same`, `valid`; `correlate` conjugates `v`). Each is linear in each operand, so the sensitivity of
   one is a correlation of the zero-padded sensitivity with the other; on an array-API library without a
   `convolve` the forward is a sum of shifted copies.
+- The special family keeps SciPy's names (`gammaln`, `digamma`, `polygamma(n, x)`, `erf`, `erfc`, `erfinv`, `ndtr`,
+  `log_ndtr`, `expit`, `logit`, `xlogy`, `xlog1py`, `betaln`) and computes with the backend's special functions:
+  SciPy's for NumPy (SciPy is then needed; without it they say to install it) and for dask (lazily, block by
+  block), `cupyx.scipy.special` for CuPy. SciPy's ufuncs on tracked values (`scipy.special.gammaln(x)`) are
+  recorded as these; SciPy's `logsumexp`, `softmax`, `log_softmax` and `polygamma` are Python functions, which
+  NumPy's protocols cannot hand to a tracked value, so they raise an error naming the `tl` function to call.
+  `xlogy` and `xlog1py` send y nothing where x = 0. `logabsgamma(x)` is Julia's: `(gammaln(x), sign of Γ(x))`,
+  the sign plain.
 - `cov` and `corrcoef` take NumPy's arguments (`y`, `rowvar`, `bias`, `ddof`, `fweights`, `aweights`, which
   may be tracked, and `dtype`) and compute in at least double precision, as NumPy does (weights are read in
   double precision whatever `dtype` is, and weights that sum to zero are refused, as NumPy does); `corrcoef`
