@@ -236,6 +236,14 @@ def _window_order(ndim: int, axes: tuple) -> tuple[tuple, tuple]:
 
 
 def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """NumPy's ``lib.stride_tricks.sliding_window_view``, recorded on tracked values: the windows of
+    ``window_shape`` along ``axis`` (every axis by default), their positions in place of those axes and the
+    window's axes last; each element's sensitivity is the sum over the windows that hold it.
+
+    >>> import numpy as np
+    >>> data(sliding_window_view(np.arange(4.0), 2)).tolist()
+    [[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
+    """
     if writeable:
         raise ValueError(
             "sliding_window_view: writeable=True is not supported on tracked values (writing into the view would "
