@@ -446,3 +446,52 @@ def test_complex_convolution_follows_the_convention():
     tl.check_grads(parts, X1, X1 * 0.5, W1, W1 * 0.3)
     y = tl.conv(X1 + 1j * X1, W1, padding=1)
     np.testing.assert_allclose(tl.data(y), (1 + 1j) * reference_conv(X1, W1, padding=1), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- a small CNN, end to end
+
+
+def _digits(n, rng):
+    """Synthetic 8×8 digits: ten fixed classes of three strokes each, shifted by up to two pixels, with noise."""
+    strokes = np.random.default_rng(123)
+    templates = np.zeros((10, 10, 10))
+    for k in range(10):
+        for _ in range(3):
+            (r, c), (dr, dc) = strokes.integers(1, 9, 2), strokes.integers(-1, 2, 2)
+            for t in range(5):
+                if 0 <= r + t * dr < 10 and 0 <= c + t * dc < 10:
+                    templates[k, r + t * dr, c + t * dc] = 1.0
+    labels = rng.integers(0, 10, n)
+    shifts = rng.integers(0, 3, (n, 2))
+    images = np.stack([templates[k, s : s + 8, t : t + 8] for k, (s, t) in zip(labels, shifts)])
+    return (images + 0.3 * rng.standard_normal(images.shape))[:, None], labels
+
+
+def test_a_small_cnn_learns_8x8_digits():
+    """Two conv-relu-maxpool layers and a dense layer, trained with ADAM for 90 steps of 64 images."""
+    rng = np.random.default_rng(0)
+    x, labels = _digits(1152, rng)
+    x_test, labels_test = _digits(400, rng)
+    shapes = [(8, 1, 3, 3), (8,), (16, 8, 3, 3), (16,), (64, 10), (10,)]
+    fan_in = [9, 1, 72, 1, 64, 1]
+    params = [tl.param(rng.standard_normal(s) / np.sqrt(n) * (len(s) > 1)) for s, n in zip(shapes, fan_in)]
+
+    def model(x):
+        w1, b1, w2, b2, w3, b3 = params
+        h = tl.maxpool(tl.relu(tl.conv(x, w1, b1, padding=1)), 2)
+        h = tl.maxpool(tl.relu(tl.conv(h, w2, b2, padding="same")), 2)
+        return tl.reshape(h, (tl.data(h).shape[0], 64)) @ w3 + b3
+
+    opt = tl.optim.ADAM(0.01)
+    losses = []
+    for _ in range(5):
+        order = rng.permutation(len(x))
+        for i in range(0, len(x), 64):
+            batch = order[i : i + 64]
+            loss = tl.cross_entropy(model(x[batch]), labels[batch])
+            tl.back_(loss)
+            tl.update_(opt, params, [p.grad for p in params])
+            losses.append(float(tl.data(loss)))
+    accuracy = np.mean(np.argmax(tl.data(model(x_test)), axis=1) == labels_test)
+    assert np.mean(losses[-10:]) < 0.3 * np.mean(losses[:10])
+    assert accuracy > 0.85, f"test accuracy {accuracy:.3f}"
