@@ -65,9 +65,6 @@ MAY_REFUSE = {
     "reshape",
     "repeat",
     "nan_to_num",
-    # a matrix product per group: with groups above 1, a reshape of the channels that dask refuses
-    "conv",
-    "conv_transpose",
 }
 
 

@@ -127,6 +127,12 @@ def _fold_windows(xp, p, spatial, stride, padding, dilation):
     return _pad_or_cut(xp, total, tuple((-lo, n + lo - e) for n, (lo, _), e in zip(spatial, padding, extent)))
 
 
+def _steps(reshape, a, split, merged):
+    """``a`` reshaped to ``split`` (axes split, such as the channels into groups), then to ``merged`` (axes
+    merged): two steps that dask's reshape takes, where one that splits and merges at once is refused."""
+    return reshape(reshape(a, split), merged)
+
+
 def _lowest(xp, dtype):
     """The padding of ``maxpool``: below every value of ``dtype`` (``-inf`` for floating point)."""
     if xp.isdtype(dtype, "real floating"):
@@ -143,9 +149,11 @@ def _conv(x, w, *, stride, padding, dilation, groups):
     n, out, kernel = x.shape[0], w.shape[0], w.shape[2:]
     patches = _patches(xp, x, kernel, stride, padding, dilation)
     positions = patches.shape[x.ndim :]
-    columns = xp.reshape(patches, (n, groups, w.shape[1] * size(kernel), size(positions)))
-    y = xp.matmul(xp.reshape(w, (groups, out // groups, w.shape[1] * size(kernel))), columns)
-    return xp.reshape(y, (n, out) + positions)
+    per = w.shape[1]
+    columns = _steps(xp.reshape, patches, (n, groups, per) + kernel + positions, (n, groups, -1, size(positions)))
+    per_group = _steps(xp.reshape, w, (groups, out // groups, per) + kernel, (groups, out // groups, -1))
+    y = xp.matmul(per_group, columns)
+    return _steps(xp.reshape, y, (n, groups, out // groups) + positions, (n, out) + positions)
 
 
 def _transposed_size(spatial, kernel, stride, padding, dilation) -> tuple:
@@ -160,9 +168,11 @@ def _conv_transpose(x, w, *, stride, padding, dilation, groups):
     xp = ns(x, w)
     x, w = array(x), array(w)
     n, c, kernel, spatial = x.shape[0], x.shape[1], w.shape[2:], x.shape[2:]
-    per_group = xp.reshape(w, (groups, c // groups, w.shape[1] * size(kernel)))
-    columns = xp.matmul(xp.matrix_transpose(per_group), xp.reshape(x, (n, groups, c // groups, size(spatial))))
-    windows = xp.reshape(columns, (n, groups * w.shape[1]) + kernel + spatial)
+    per, out = c // groups, w.shape[1]
+    per_group = _steps(xp.reshape, w, (groups, per, out) + kernel, (groups, per, -1))
+    rows = _steps(xp.reshape, x, (n, groups, per) + spatial, (n, groups, per, size(spatial)))
+    columns = xp.matmul(xp.matrix_transpose(per_group), rows)
+    windows = _steps(xp.reshape, columns, (n, groups, out) + kernel + spatial, (n, groups * out) + kernel + spatial)
     target = _transposed_size(spatial, kernel, stride, padding, dilation)
     return _fold_windows(xp, windows, target, stride, padding, dilation)
 
@@ -514,9 +524,11 @@ def _weight_sensitivity(a, b, kernel, stride, padding, dilation, groups):
     n, ca, cb = shape(a)[0], shape(a)[1], shape(b)[1]
     positions = size(shape(a)[2:])
     windows = _unfold_op(b, kernel=kernel, stride=stride, padding=padding, dilation=dilation)
-    columns = reshape(windows, (n, groups, cb // groups * size(kernel), positions))
-    rows = reshape(a, (n, groups, ca // groups, positions))
-    return reshape(sum(matmul(rows, mT(columns)), axis=0), (ca, cb // groups) + tuple(kernel))
+    kernel, spread = tuple(kernel), shape(a)[2:]
+    columns = _steps(reshape, windows, (n, groups, cb // groups) + kernel + spread, (n, groups, -1, positions))
+    rows = _steps(reshape, a, (n, groups, ca // groups) + spread, (n, groups, ca // groups, positions))
+    total = sum(matmul(rows, mT(columns)), axis=0)
+    return _steps(reshape, total, (groups, ca // groups, cb // groups) + kernel, (ca, cb // groups) + kernel)
 
 
 def _conv_x(g, ans, x, w, *, stride, padding, dilation, groups):
@@ -581,25 +593,24 @@ def _window_x(g, ans, x, window_shape, axis=None, *, subok=False, writeable=Fals
     return transpose(back, inverse_permutation(moved))
 
 
+def _unfold_x(g, ans, x, *, kernel, stride, padding, dilation):
+    spatial = shape(x)[len(shape(x)) - len(kernel) :]
+    return _fold_op(g, spatial=spatial, stride=stride, padding=padding, dilation=dilation)
+
+
+def _fold_x(g, ans, p, *, spatial, stride, padding, dilation):
+    d = len(spatial)
+    kernel = shape(p)[len(shape(p)) - 2 * d : len(shape(p)) - d]
+    return _unfold_op(g, kernel=kernel, stride=stride, padding=padding, dilation=dilation)
+
+
 RULES = {
     "conv": (_conv_x, _conv_w),
     "conv_transpose": (_conv_transpose_x, _conv_transpose_w),
     "maxpool": (_maxpool_x,),
     "meanpool": (_meanpool_x,),
     "sliding_window_view": (_window_x,),
-    "_unfold": (
-        lambda g, ans, x, *, kernel, stride, padding, dilation: _fold_op(
-            g, spatial=shape(x)[len(shape(x)) - len(kernel) :], stride=stride, padding=padding, dilation=dilation
-        ),
-    ),
-    "_fold": (
-        lambda g, ans, p, *, spatial, stride, padding, dilation: _unfold_op(
-            g,
-            kernel=shape(p)[len(shape(p)) - 2 * len(spatial) : len(shape(p)) - len(spatial)],
-            stride=stride,
-            padding=padding,
-            dilation=dilation,
-        ),
-    ),
+    "_unfold": (_unfold_x,),
+    "_fold": (_fold_x,),
 }
 register_rules("conv", RULES)

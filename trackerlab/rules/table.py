@@ -99,7 +99,7 @@ Notes:
   `(N, C, *spatial)`) or a tuple (the last axes of any array). `dropout(x, p, rng=, training=)` multiplies by a
   mask drawn from a NumPy generator (or seed) and scaled by 1 / (1 − p); it returns `x` when `training=False`
   or `p == 0`. `sliding_window_view` (NumPy's, on tracked values too) sends each window's sensitivity back to
-  the elements it holds; each axis may slide once.
+  the elements it holds; each axis may slide once. All of them run lazily on dask arrays.
 """
 
 
