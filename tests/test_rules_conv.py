@@ -385,6 +385,14 @@ def test_dropout_refuses_a_bad_probability():
         ),
         (lambda: tl.conv(X1, X1[0]), "conv: the weight must have 3, 4 or 5 axes"),
         (
+            lambda: tl.conv(X2, np.ones((4, 2, 0, 3)), groups=2),
+            "conv: the weight of shape (4, 2, 0, 3) has an empty axis; every channel and kernel size must be positive",
+        ),
+        (
+            lambda: tl.conv_transpose(X2, np.ones((4, 0, 3, 3))),
+            "conv_transpose: the weight of shape (4, 0, 3, 3) has an empty axis",
+        ),
+        (
             lambda: tl.conv_transpose(X2, W2),
             "conv_transpose: x has 4 channels (shape (2, 4, 5, 6)), but the weight (6, 2, 3, 2) expects 6",
         ),

@@ -310,6 +310,10 @@ def _layout(name: str, x, w) -> tuple[int, bool]:
             f"{name}: a weight of shape {sw} convolves {d}-d inputs of shape (N, C, {_spatial_names(d)}) or "
             f"(C, {_spatial_names(d)}), got shape {sx}"
         )
+    if not all(sw):
+        raise ValueError(
+            f"{name}: the weight of shape {sw} has an empty axis; every channel and kernel size must be positive"
+        )
     return d, len(sx) == d + 2
 
 
