@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from . import dask_logreg, deep_chain, hvp, logreg, mlp, mlp_gpu, scalar_chain
+from . import conv, dask_logreg, deep_chain, hvp, logreg, mlp, mlp_gpu, scalar_chain
 from ._peers import Skipped
 from .footprint import import_time, memory_rows
 
@@ -27,6 +27,7 @@ WORKLOADS = {
     "deep": deep_chain.workload,
     "hvp": hvp.workload,
     "logreg": logreg.workload,
+    "conv": conv.workload,
 }
 # The GPU rows (MLP on CuPy against hand-written CuPy and PyTorch CUDA), skipped with the reason without a GPU.
 # The dask rows (the logistic gradient over an array generated chunk by chunk, local threads and a two-worker

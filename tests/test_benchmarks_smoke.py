@@ -147,3 +147,31 @@ def test_the_hvp_profile_splits_the_time_by_phase_and_its_numpy_work_is_the_hvp(
     # recorded with A @ x, checked by the inner walk (whose A.T @ g takes the value it compared), checked once
     # by the outer walk for A and A.T
     assert "the constants guard reads A 3 times a run" in text
+
+
+def test_the_conv_floor_is_the_layers_gradient():
+    """The hand-written convolutional layer's gradients against central differences of its loss."""
+    from differences import differences
+
+    from benchmarks import conv
+
+    x, W, b, U = conv.problem(True)
+
+    def loss(x, W, b):
+        z = np.maximum(reference_layer(x, W, b), 0.0)
+        n, o, h, w = z.shape
+        return np.sum(U * z.reshape(n, o, h // 2, 2, w // 2, 2).max(axis=(3, 5)))
+
+    def reference_layer(x, W, b):  # the convolution of the definition, padding 1
+        padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        h, w = x.shape[2:]
+        out = np.zeros((x.shape[0], W.shape[0], h, w))
+        for i in range(h):
+            for j in range(w):
+                out[:, :, i, j] = np.einsum("ncab,ocab->no", padded[:, :, i : i + 3, j : j + 3], W)
+        return out + b[:, None, None]
+
+    dx, dW, db = conv.floor((x, W, b, U))()
+    for i, got in enumerate((dx, dW, db)):
+        np.testing.assert_allclose(got, differences(loss, [x, W, b], i), rtol=1e-6, atol=1e-8)
+    assert suite.main(["--smoke", "--only", "conv"]) == 0

@@ -103,6 +103,8 @@ SQ = crand(3, 3, seed=6) + 2 * np.eye(3)
 T = crand(2, 3, 4, seed=7)
 R = rrand(3, seed=8)
 RM = rrand(3, 2, seed=9)
+CX = crand(1, 2, 4, 5, seed=10)  # (N, C, H, W)
+CW = crand(3, 2, 2, 3, seed=11)  # (out, in, kH, kW)
 op = operations()
 
 # name: list of (function, arguments), each checked to second order
@@ -226,6 +228,23 @@ CASES = {
     "angle": [(tl.angle, Z), (lambda z: tl.angle(z, deg=True), Z)],
     "sinc": [(tl.sinc, Z), (lambda z: tl.sinc(z * 0.01), Z)],
     "nan_to_num": [(tl.nan_to_num, Z), (lambda z: tl.nan_to_num(z) * W, Z)],
+    # convolutions: linear in each operand, without a conjugate
+    "conv": [
+        (lambda x, w: tl.conv(x, w, padding=1), CX, CW),
+        (lambda x, w: tl.conv(x, w, stride=2), rrand(1, 2, 4, 5), CW),
+    ],
+    "conv_transpose": [(lambda x, w: tl.conv_transpose(x, w, stride=2), CX, CW[:2])],
+    "meanpool": [(lambda x: tl.meanpool(x, 2, padding=1), CX)],
+    "sliding_window_view": [(lambda x: tl.sliding_window_view(x, (2, 2), axis=(2, 3)), CX)],
+    "_unfold": [
+        (lambda x: op["_unfold"](x, kernel=(2, 2), stride=(1, 2), padding=((1, 0), (0, 1)), dilation=(1, 1)), CX)
+    ],
+    "_fold": [
+        (
+            lambda p: op["_fold"](p, spatial=(3, 4), stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1)),
+            crand(1, 2, 2, 2, 2, 3),
+        )
+    ],
 }
 
 # name: a call on complex input that must raise an error naming the operation
@@ -274,6 +293,7 @@ REFUSED = {
     },
     **{name: (lambda name=name: getattr(tl, name)(tl.param(Z), W)) for name in ("betaln", "xlog1py", "xlogy")},
     "polygamma": lambda: tl.polygamma(1, tl.param(Z)),
+    "maxpool": lambda: tl.maxpool(tl.param(CX), 2),
 }
 
 

@@ -19,6 +19,7 @@ dask = pytest.importorskip("dask", reason="dask is not installed: pip install 't
 da = pytest.importorskip("dask.array", reason="dask.array is not installed: pip install 'trackerlab-ad[dask]'")
 
 import test_rules_complex  # noqa: E402
+import test_rules_conv  # noqa: E402
 import test_rules_elementwise  # noqa: E402
 import test_rules_factorizations  # noqa: E402
 import test_rules_indexing  # noqa: E402
@@ -96,6 +97,7 @@ def _cases() -> list:
         test_rules_nn,
         test_rules_special,
         test_rules_utility,
+        test_rules_conv,
     ):
         for name, cases in module.CASES.items():
             out.extend((name, f, [np.asarray(a) for a in args]) for f, *args in cases)

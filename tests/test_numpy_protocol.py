@@ -300,6 +300,7 @@ SPELLED = {
     "np.interp": lambda x: np.interp(np.array([0.2, 1.3, 2.5]), [0.0, 1.0, 2.0], x[1] * x[0, 0]),
     "np.convolve": lambda x: np.convolve(x[0], x[1, :2], mode="same"),
     "np.correlate": lambda x: np.correlate(x[0], x[1], "full"),
+    "np.lib.stride_tricks.sliding_window_view": lambda x: np.lib.stride_tricks.sliding_window_view(x, (2, 2)),
 }
 FUNCTION_SPELLINGS = sorted(
     {spelling for spellings in numpy_protocol.numpy_spellings().values() for spelling in spellings}

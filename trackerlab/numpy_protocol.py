@@ -173,6 +173,7 @@ FUNCTIONS.update(
         ("numpy.linalg", "diagonal"): ("diagonal", _linalg_diagonal),
         ("numpy.linalg", "vector_norm"): ("norm", _vector_norm),
         ("numpy.linalg", "matrix_norm"): ("norm", _matrix_norm),
+        ("numpy.lib.stride_tricks", "sliding_window_view"): "sliding_window_view",
     }
 )
 

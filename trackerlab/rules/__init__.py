@@ -14,6 +14,7 @@ from collections.abc import Callable
 from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
     complex,
+    conv,
     covariance,
     creation,
     elementwise,
@@ -57,6 +58,7 @@ FAMILIES = (
     "nn",
     "special",
     "utility",
+    "conv",
 )
 
 

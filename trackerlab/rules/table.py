@@ -95,6 +95,19 @@ Notes:
   may be tracked, and `dtype`) and compute in at least double precision, as NumPy does (weights are read in
   double precision whatever `dtype` is, and weights that sum to zero are refused, as NumPy does); `corrcoef`
   clips to [−1, 1] as NumPy does. Unlike NumPy's `cov`, they never change the caller's `fweights`.
+- `conv`, `conv_transpose`, `maxpool` and `meanpool` follow PyTorch (`torch.nn.functional.conv2d` and its
+  kin): arrays `(N, C, *spatial)` (or `(C, *spatial)`) with one to three spatial axes, `conv` a
+  cross-correlation with the weight `(out, in/groups, *kernel)`, `conv_transpose` its adjoint in the input
+  with the weight `(in, out/groups, *kernel)`; `stride`, `padding` (also `"valid"` and `"same"` for `conv`),
+  `output_padding`, `dilation` and `groups` as in PyTorch. `conv`'s data sensitivity is `conv_transpose` of
+  it and its weight sensitivity a correlation with the windows of the input, so they differentiate again.
+  `maxpool` pads with −inf and sends each window's sensitivity to its first maximum in row-major order (a
+  NaN counts as the maximum), as PyTorch and NNlib do; `meanpool` counts the padding's zeros in the mean
+  (PyTorch's `count_include_pad=True`). Pooling takes `kernel` as an integer (every spatial axis of
+  `(N, C, *spatial)`) or a tuple (the last axes of any array). `dropout(x, p, rng=, training=)` multiplies by a
+  mask drawn from a NumPy generator (or seed) and scaled by 1 / (1 − p); it returns `x` when `training=False`
+  or `p == 0`. `sliding_window_view` (NumPy's, on tracked values too) sends each window's sensitivity back to
+  the elements it holds; each axis may slide once. All of them run lazily on dask arrays.
 """
 
 
