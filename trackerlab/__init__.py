@@ -21,6 +21,7 @@ from .anomaly import detect_anomaly
 from .api import back_, forward, gradient
 from .custom_rules import grad_rule, primitive, track
 from .derivatives import hessian, jacobian
+from .forward_mode import hvp, jacfwd, jvp
 from .lazy import progress
 from .ops import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
@@ -57,9 +58,12 @@ __all__ = [
     "gradient",
     "hessian",
     "hook",
+    "hvp",
     "isleaf",
     "istracked",
+    "jacfwd",
     "jacobian",
+    "jvp",
     "no_grad",
     "nobacksies",
     "optim",

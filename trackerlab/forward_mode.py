@@ -1,0 +1,348 @@
+"""Forward mode, built on the one walk by transposition: ``jvp`` (the value and a directional derivative),
+``jacfwd`` (the Jacobian column by column) and ``hvp`` (the Hessian of a scalar function times a vector).
+
+The backpropagator ``u ↦ Jᵀu`` of ``y = f(x)`` is linear in ``u``. Recorded once on a tracked ``u`` (nested
+AD), a second walk over that recording, seeded with ``v``, sends ``u`` the sensitivity ``J v``: the pairing
+``⟨Jᵀu, v⟩`` is linear in ``u`` and its gradient is ``J v``. So every rule and every custom rule whose
+pullback can be differentiated (every rule of the tables is checked to second order) has a forward mode,
+with no second table of rules. The second walk stops at the nodes of ``f``'s own tape: ``J v`` depends on
+them, but only its dependence on ``u`` is wanted.
+
+For a real scalar ``f``, the Hessian is symmetric, so forward over reverse (the derivative of ``∇f`` along
+``v``) equals reverse over reverse (the backpropagator of ``∇f`` applied to ``v``): ``hvp`` takes one
+recorded walk and one plain walk, where transposing it again would take one of each more (see
+docs/differentiation.md, *Forward mode*, for the measurements).
+
+Complex values follow the convention of ``gradient`` (JAX's and autograd's): a holomorphic ``f`` has the
+tangent ``f′(z) v``; in general ``jvp`` gives the real-linear derivative of ``f`` applied to ``v``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ._backend import library_name, namespace
+from ._checks import check_loss, check_numbers
+from ._first_order import FirstOrder
+from ._recording import RECORDING
+from .api import _NESTED, _run, _sensitivities
+from .ops import operations
+from .tracked import Tracked, _TrackedValue, data, param
+
+__all__ = ["hvp", "jacfwd", "jvp"]
+
+
+def jvp(f: Callable, x, v):
+    """``(y, Jv)``: the value of ``f`` at ``x`` and its derivative along ``v`` (forward mode).
+
+    ``x`` is one array or number and ``v`` a tangent of its shape; for a function of several arguments,
+    ``x`` and ``v`` are tuples of the same length (``f(*x)``, and ``Jv`` sums the derivative along each
+    ``v[i]``), as JAX's ``jvp(f, primals, tangents)``; a list is one array, as elsewhere. At top level both
+    results are plain values; inside a function being differentiated, tracked where they depend on tracked
+    values, so that they can be differentiated again.
+
+    >>> import trackerlab as tl
+    >>> y, Jv = tl.jvp(lambda x: x ** 2, [1.0, 2.0], [1.0, 0.5])
+    >>> y, Jv
+    (array([1., 4.]), array([2., 2.]))
+    >>> tl.jvp(lambda a, b: a * b, (2.0, 3.0), (1.0, 0.0))  # ∂(ab)/∂a = b
+    (6.0, 3.0)
+    """
+    xs, vs = _primals_and_tangents(x, v)
+    _, y, nodes, inside = _recorded(f, xs, "jvp")
+    tangents = [_tangent(t, n, i, len(xs)) for i, (t, n) in enumerate(zip(vs, nodes))]
+    inside = inside or any(isinstance(t, _TrackedValue) for t in tangents)
+    if not isinstance(y, _TrackedValue):  # f does not depend on x: its derivative along v is 0
+        return _result(y, inside), _result(_zeros_of(y), inside)
+    u, transposed = _transposed(y, nodes, xs, "jvp")
+    sent = [(s, t) for s, t in zip(transposed, tangents) if _reaches(s, u.tracker)]
+    if not sent:
+        return _result(y, inside), _result(_zeros_of(y), inside)
+    if len(sent) == 1:  # one input: v seeds the walk (⟨Jᵀu, v⟩'s sensitivity with respect to Jᵀu is v)
+        root, seed = sent[0]
+    else:  # several: the sum of the pairings Re Σ (Jᵀu)ᵢ vᵢ, recorded, seeds the walk with 1
+        root, seed = _pairings(sent), None
+    Jv = _along(root, seed, u, y, inside, "jvp")
+    return _result(y, inside), _result(Jv, inside)
+
+
+def jacfwd(f: Callable, x):
+    """The Jacobian of ``f`` at ``x`` by forward mode, column by column: of shape ``f(x).shape + x.shape``, as
+    ``tl.jacobian`` (which builds it row by row by reverse mode); plain at top level, tracked inside a
+    function being differentiated where it depends on tracked values.
+
+    Forward mode pays one walk per input and reverse mode one per output: ``jacfwd`` is the cheaper for a
+    function with more outputs than inputs.
+
+    >>> import trackerlab as tl
+    >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], tl.sin(x[0]), x[1] ** 2]), [0.0, 2.0])
+    array([[2., 0.],
+           [1., 0.],
+           [0., 4.]])
+    """
+    if isinstance(x, tuple):
+        raise TypeError(
+            "jacfwd: x is a tuple; jacfwd differentiates with respect to one array (pass tl.stack([...]), "
+            "or use tl.jvp with tuples of primals and tangents)"
+        )
+    inputs, y, nodes, inside = _recorded(f, (x,), "jacfwd")
+    check_numbers(y, "jacfwd")
+    y_value = data(y)
+    x_value = inputs[0].tracker.data
+    out_shape = tuple(getattr(y_value, "shape", ()))
+    in_shape = tuple(getattr(x_value, "shape", ()))
+    n_in = math.prod(in_shape)
+    xp = namespace(x_value)
+    columns = []
+    if isinstance(y, _TrackedValue):
+        u, (transposed,) = _transposed(y, nodes, (x,), "jacfwd")
+        if _reaches(transposed, u.tracker):
+            for j in range(n_in):  # column j: the derivative along the j-th unit vector
+                if in_shape:
+                    e = xp.zeros(n_in, dtype=x_value.dtype)
+                    e[j] = 1
+                    e = xp.reshape(e, in_shape)
+                else:
+                    e = type(x_value)(1) if isinstance(x_value, float | complex) else xp.ones_like(x_value)
+                columns.append(_along(transposed, e, u, y, inside, "jacfwd"))
+    if not columns:  # f does not depend on x
+        columns = [_zeros_of(y) for _ in range(n_in)]
+    if inside and any(isinstance(c, _TrackedValue) and not c.tracker.isleaf for c in columns):
+        ops = operations()
+        J = ops["stack"]([ops["reshape"](c, (-1,)) for c in columns], axis=-1)
+        return ops["reshape"](J, out_shape + in_shape)
+    columns = [data(c) for c in columns]
+    cp = namespace(*columns) if columns else xp
+    columns = [cp.reshape(cp.asarray(c), (-1,)) for c in columns]
+    J = cp.stack(columns, axis=-1) if columns else cp.zeros((math.prod(out_shape), 0), dtype=y_value.dtype)
+    J = cp.reshape(J, out_shape + in_shape)
+    return J if J.ndim or library_name(J) != "numpy" else J.item()
+
+
+def hvp(f: Callable, x, v):
+    """The Hessian of the real scalar function ``f`` at ``x`` times the vector ``v`` (of ``x``'s shape): the
+    derivative of the gradient of ``f`` along ``v``, without forming the Hessian. Plain at top level; tracked
+    inside a function being differentiated where it depends on tracked values.
+
+    The Hessian is symmetric, so the derivative of the gradient along ``v`` (forward over reverse) is the
+    gradient's backpropagator applied to ``v``: one recorded walk (the gradient) and one plain walk over it.
+    For a complex ``x`` it is symmetric too, in the pairing of the convention (``Re Σ a b``, see ``jvp``): the
+    result is the derivative of the gradient along ``v``.
+
+    >>> import trackerlab as tl
+    >>> tl.hvp(lambda x: tl.sum(x ** 3), [1.0, 2.0], [1.0, 1.0])  # H = diag(6x)
+    array([ 6., 12.])
+    """
+    if isinstance(x, tuple):
+        raise TypeError(
+            "hvp: x is a tuple; hvp differentiates with respect to one array (pass tl.stack([...]) and index it in f)"
+        )
+    _, y, nodes, inside = _recorded(f, (x,), "hvp")
+    check_loss(y, "hvp")
+    (node,) = nodes
+    (tangent,) = [_tangent(v, node, 0, 1, who="hvp")]
+    inside = inside or isinstance(tangent, _TrackedValue)
+    if not isinstance(y, _TrackedValue):
+        return _result(_zeros_of(node.data), inside)
+    given_tracked = isinstance(x, _TrackedValue)
+    grad = _sensitivities(y, None, "hvp", nodes, nest=True, stop=nodes if given_tracked else ()).get(node)
+    if not _reaches(grad, node):  # f is linear: H = 0
+        return _result(_zeros_of(node.data), inside)
+    found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=nodes if given_tracked else ())
+    Hv = found.get(node)
+    return _result(Hv if Hv is not None else _zeros_of(node.data), inside)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The transposition
+
+
+def _recorded(f: Callable, xs: tuple, who: str):
+    """``f(*xs)`` recorded on fresh inputs: the inputs, ``y``, the inputs' nodes and whether the results must
+    be tracked (an argument is tracked, or a function being differentiated calls ``who``)."""
+    inside = (
+        RECORDING.differentiating > 0
+        or getattr(_NESTED, "depth", 0) > 0
+        or any(isinstance(a, _TrackedValue) for a in xs)
+    )
+    inputs, y = _run(f, xs)
+    check_numbers(y, who)
+    return inputs, y, [a.tracker for a in inputs], inside
+
+
+def _transposed(y, nodes: list, xs: tuple, who: str):
+    """A tracked ``u`` of ``y``'s shape and dtype, and the recorded ``Jᵀu`` of each input (``None`` for one
+    that receives nothing). ``u`` is ones, not zeros: ``Jᵀu`` is linear in ``u``, so its derivative is the
+    same anywhere, and a rule that skips work for a zero sensitivity cannot drop it."""
+    value = data(y)
+    xp = namespace(value)
+    u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
+    given_tracked = any(isinstance(a, _TrackedValue) for a in xs)
+    custom = [n for n in _tape_of(y) if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
+    for node in custom:  # for this walk only: see ``_Linear``
+        node.back = _Linear(node.back, node.f.name, who)
+    try:
+        found = _sensitivities(y, u, who, nodes, nest=True, stop=nodes if given_tracked else ())
+    finally:
+        for node in custom:
+            node.back = node.back.pullback
+    return u, [found.get(n) for n in nodes]
+
+
+class _Linear:
+    """A custom pullback while ``_transposed`` records it on sensitivities that depend on ``u``: what it sends a
+    tracked argument must depend on them too. A plain nonzero value (a pullback that computes with ``tl.data(g)``)
+    would be a constant to the second walk, and ``J v`` would silently miss its part; it is refused, naming the
+    rule. (A pullback that closes over ``tl.data(x)`` is marked ``FirstOrder`` when recorded, and refuses itself.)"""
+
+    __slots__ = ("name", "pullback", "who")
+
+    def __init__(self, pullback: Callable, name: str, who: str):
+        self.pullback, self.name, self.who = pullback, name, who
+
+    def __call__(self, g):
+        sent = self.pullback(g)
+        for s in sent if isinstance(sent, tuple | list) else (sent,):
+            if s is None or isinstance(s, _TrackedValue):
+                continue
+            xp = namespace(s)
+            if bool(xp.any(xp.asarray(s) != 0)):
+                raise TypeError(
+                    f"{self.who}: the pullback of {self.name}'s @grad_rule returned a plain value for a tracked "
+                    "sensitivity g, so forward mode, which differentiates the pullback with respect to g, cannot "
+                    "see it; compute the sensitivities from g with tracked operations (3 * x**2 * g, not "
+                    "tl.data(g) * ...)"
+                )
+        return sent
+
+
+def _along(root, seed, u, y, inside: bool, who: str):
+    """The sensitivity that a walk from ``root`` (a recorded ``Jᵀu``, or the pairing of several) seeded with
+    ``seed`` sends to ``u``: ``J v``. The walk stops at the nodes of ``f``'s tape (``y``'s): ``J v`` depends on
+    them only through the values they hold. Recorded (``inside``), so that it can be differentiated again."""
+    found = _sensitivities(root, seed, who, (u.tracker,), nest=inside, stop=_tape_of(y))
+    Jv = found.get(u.tracker)
+    return Jv if Jv is not None else _zeros_of(data(y))
+
+
+def _reaches(s, node: Tracked) -> bool:
+    """Whether the recorded sensitivity ``s`` may depend on ``node``: it is tracked and recorded, or ``node`` itself
+    (a pullback that sends its sensitivity on as it is, ``real`` of a real array)."""
+    if not isinstance(s, _TrackedValue):
+        return False
+    return not s.tracker.isleaf or s.tracker is node
+
+
+def _tape_of(y) -> set:
+    """Every node of ``y``'s tape, the leaves included."""
+    nodes = set()
+    stack = [y.tracker]
+    while stack:
+        node = stack.pop()
+        if node in nodes:
+            continue
+        nodes.add(node)
+        if not node.isleaf:
+            stack.extend(a for a in node.args if type(a) is Tracked and a not in nodes)
+    return nodes
+
+
+def _pairings(sent: list):
+    """``Re Σᵢ Σ (Jᵀu)ᵢ vᵢ``, recorded: the real pairing under which ``Jᵀ`` is the transpose of ``J`` (for a real
+    loss, the convention's cotangent ``∂L/∂x − i ∂L/∂y`` pairs with a tangent ``dx + i dy`` to give ``dL``)."""
+    ops = operations()
+    before = RECORDING.on
+    RECORDING.on = True
+    try:
+        total = None
+        for s, t in sent:
+            term = ops["sum"](s * t)
+            if _kind(data(term)) == "c" or _kind(data(t)) == "c":
+                term = ops["real"](term)
+            total = term if total is None else total + term
+        return total
+    finally:
+        RECORDING.on = before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Arguments and results
+
+
+def _primals_and_tangents(x, v) -> tuple[tuple, tuple]:
+    """``x`` and ``v`` as tuples of arguments: a tuple is several arguments, anything else one."""
+    if isinstance(x, tuple):
+        if not isinstance(v, tuple) or len(v) != len(x):
+            got = f"a tuple of {len(v)}" if isinstance(v, tuple) else f"a {type(v).__name__}"
+            raise ValueError(
+                f"jvp: x is a tuple of {len(x)} arguments, but v is {got}; pass one tangent per argument, "
+                "a tuple of the same length"
+            )
+        return x, v
+    if isinstance(v, tuple):
+        raise ValueError(
+            f"jvp: v is a tuple of {len(v)} tangents, but x is one argument; pass x as a tuple of arguments too "
+            "(a list is one array)"
+        )
+    return (x,), (v,)
+
+
+def _tangent(v, node: Tracked, i: int, n: int, who: str = "jvp"):
+    """The tangent ``v`` for the input ``node`` as an array of its library, shape and precision, refused with
+    an error naming ``who`` and the shapes where it does not fit."""
+    where, tangent = (f"x[{i}]", f"v[{i}]") if n > 1 else ("x", "v")
+    value = node.data
+    shape = tuple(getattr(value, "shape", ()))
+    tracked = isinstance(v, _TrackedValue)
+    t = v if tracked else namespace(value).asarray(data(v) if hasattr(v, "tracker") else v)
+    kind = _kind(data(t))
+    if kind is None or kind not in "biufc":
+        raise TypeError(f"{who}: the tangent v for {where} is not numbers ({type(v).__name__})")
+    t_shape = tuple(getattr(data(t), "shape", ()))
+    if t_shape != shape:
+        raise ValueError(
+            f"{who}: the tangent {tangent} has shape {t_shape}, but {where} has shape "
+            f"{shape}; pass a tangent of {where}'s shape"
+        )
+    if kind == "c" and _kind(value) != "c":
+        raise TypeError(
+            f"{who}: the tangent {tangent} is complex, but {where} is real; a real input "
+            "moves along real directions only (pass v.real, or make x complex)"
+        )
+    if tracked:
+        return t
+    if hasattr(value, "dtype"):
+        t = namespace(value).astype(t, value.dtype) if kind != _kind(value) or t.dtype != value.dtype else t
+    else:  # a Python number input: a number tangent
+        t = complex(t) if kind == "c" else float(t)
+    return t
+
+
+def _kind(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype.kind
+    if isinstance(value, bool | int | float):
+        return "f"
+    if isinstance(value, complex):
+        return "c"
+    return None
+
+
+def _zeros_of(value):
+    value = data(value)
+    if not hasattr(value, "shape"):
+        return type(value)(0) if isinstance(value, float | complex) else 0.0
+    return namespace(value).zeros_like(value)
+
+
+def _result(value, inside: bool):
+    """A result as the caller gets it: tracked inside a differentiation where it depends on tracked values;
+    otherwise plain (a 0-d NumPy array as a number)."""
+    if inside and isinstance(value, _TrackedValue) and not value.tracker.isleaf:
+        return value
+    value = data(value)
+    if hasattr(value, "ndim") and value.ndim == 0 and library_name(value) == "numpy":
+        return value.item()
+    return value
