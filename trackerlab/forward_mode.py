@@ -28,7 +28,7 @@ from ._first_order import FirstOrder
 from ._recording import RECORDING
 from .api import _NESTED, _run, _sensitivities
 from .ops import operations
-from .tracked import Tracked, _TrackedValue, data, param
+from .tracked import Tracked, _TrackedValue, _wrap, data, param
 
 __all__ = ["hvp", "jacfwd", "jvp"]
 
@@ -55,16 +55,25 @@ def jvp(f: Callable, x, v):
     inside = inside or any(isinstance(t, _TrackedValue) for t in tangents)
     if not isinstance(y, _TrackedValue):  # f does not depend on x: its derivative along v is 0
         return _result(y, inside), _result(_zeros_of(y), inside)
-    u, transposed = _transposed(y, nodes, xs, "jvp")
-    sent = [(s, t) for s, t in zip(transposed, tangents) if _reaches(s, u.tracker)]
+    if inside:  # recorded, to be differentiated again: by transposition, on tracked values throughout
+        Jv = _by_transposition(y, nodes, tangents, nodes if any(isinstance(a, _TrackedValue) for a in xs) else (), True)
+    else:
+        Jv = _swept(y, nodes, tangents, "jvp")
+    return _result(y, inside), _result(Jv, inside)
+
+
+def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp"):
+    """``J v`` of ``y`` with respect to ``nodes`` along ``tangents``, by transposing the recorded backpropagator
+    (the walk from ``y`` stops at ``stop``)."""
+    u, transposed = _transposed(y, nodes, stop, who)
+    sent = [(s, t) for s, t in zip(transposed, tangents) if t is not None and _reaches(s, u.tracker)]
     if not sent:
-        return _result(y, inside), _result(_zeros_of(y), inside)
+        return _zeros_of(y)
     if len(sent) == 1:  # one input: v seeds the walk (⟨Jᵀu, v⟩'s sensitivity with respect to Jᵀu is v)
         root, seed = sent[0]
     else:  # several: the sum of the pairings Re Σ (Jᵀu)ᵢ vᵢ, recorded, seeds the walk with 1
         root, seed = _pairings(sent), None
-    Jv = _along(root, seed, u, y, inside, "jvp")
-    return _result(y, inside), _result(Jv, inside)
+    return _along(root, seed, u, y, inside, who)
 
 
 def jacfwd(f: Callable, x):
@@ -96,7 +105,7 @@ def jacfwd(f: Callable, x):
     xp = namespace(x_value)
     columns = []
     if isinstance(y, _TrackedValue):
-        u, (transposed,) = _transposed(y, nodes, (x,), "jacfwd")
+        u, (transposed,) = _transposed(y, nodes, nodes if isinstance(x, _TrackedValue) else (), "jacfwd")
         if _reaches(transposed, u.tracker):
             for j in range(n_in):  # column j: the derivative along the j-th unit vector
                 if in_shape:
@@ -171,19 +180,19 @@ def _recorded(f: Callable, xs: tuple, who: str):
     return inputs, y, [a.tracker for a in inputs], inside
 
 
-def _transposed(y, nodes: list, xs: tuple, who: str):
+def _transposed(y, nodes: list, stop, who: str):
     """A tracked ``u`` of ``y``'s shape and dtype, and the recorded ``Jᵀu`` of each input (``None`` for one
     that receives nothing). ``u`` is ones, not zeros: ``Jᵀu`` is linear in ``u``, so its derivative is the
     same anywhere, and a rule that skips work for a zero sensitivity cannot drop it."""
     value = data(y)
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
-    given_tracked = any(isinstance(a, _TrackedValue) for a in xs)
-    custom = [n for n in _tape_of(y) if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
+    below = _tape_of(y) if not stop else [y.tracker]  # a walk of one node (``_swept``'s) runs its pullback alone
+    custom = [n for n in below if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
     for node in custom:  # for this walk only: see ``_Linear``
         node.back = _Linear(node.back, node.f.name, who)
     try:
-        found = _sensitivities(y, u, who, nodes, nest=True, stop=nodes if given_tracked else ())
+        found = _sensitivities(y, u, who, nodes, nest=True, stop=stop)
     finally:
         for node in custom:
             node.back = node.back.pullback
@@ -224,6 +233,128 @@ def _along(root, seed, u, y, inside: bool, who: str):
     found = _sensitivities(root, seed, who, (u.tracker,), nest=inside, stop=_tape_of(y))
     Jv = found.get(u.tracker)
     return Jv if Jv is not None else _zeros_of(data(y))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The tangent sweep: at top level, ``jvp`` pushes tangents forward over ``f``'s tape, node by node. The operations
+# below have their tangent here; any other node (and every custom rule) is transposed by itself, its pullback
+# recorded on a tracked ``u`` and walked once more, as the whole function is inside a differentiation.
+
+
+def _product(node, tangents, values):
+    """Linear in each argument, the others held (products, reductions, reshapes): Σᵢ op(…, vᵢ, …)."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            term = node.func.impl(*values[:i], t, *values[i + 1 :], **node.kwargs)
+            total = term if total is None else total + term
+    return total
+
+
+def _sum_of(signs):
+    def rule(node, tangents, values):
+        total = None
+        for sign, t in zip(signs, tangents):
+            if t is not None:
+                term = t if sign > 0 else -t
+                total = term if total is None else total + term
+        return total
+
+    return rule
+
+
+def _unary(derivative):
+    """An elementwise function of one argument: ``f′ ⊙ v``, ``f′`` from the argument and the result."""
+    return lambda node, tangents, values: tangents[0] * derivative(values[0], node.data)
+
+
+def _divide(node, tangents, values):
+    b = values[1]
+    ta, tb = tangents
+    total = None if ta is None else ta / b
+    if tb is not None:
+        term = -(node.data * tb) / b
+        total = term if total is None else total + term
+    return total
+
+
+def _power(node, tangents, values):
+    x, c = values
+    if tangents[1] is not None or not isinstance(c, int | float) or c == 0:  # a tracked or zero exponent
+        return None
+    return tangents[0] * (c * x ** (c - 1))
+
+
+_ops = operations
+TANGENTS = {
+    **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _product),
+    **dict.fromkeys(("sum", "mean", "reshape", "transpose", "swapaxes", "getitem", "negative", "identity"), _product),
+    **dict.fromkeys(("real", "imag", "conj", "trace", "diagonal", "squeeze", "expand_dims", "ravel"), _product),
+    "add": _sum_of((1, 1)),
+    "subtract": _sum_of((1, -1)),
+    "divide": _divide,
+    "power": _power,
+    "exp": _unary(lambda x, ans: ans),
+    "log": _unary(lambda x, ans: 1 / x),
+    "sin": _unary(lambda x, ans: _ops()["cos"](x)),
+    "cos": _unary(lambda x, ans: -_ops()["sin"](x)),
+    "tanh": _unary(lambda x, ans: 1 - ans * ans),
+    "sqrt": _unary(lambda x, ans: 0.5 / ans),
+    "square": _unary(lambda x, ans: 2 * x),
+}
+
+
+def _swept(y, nodes: list, tangents: list, who: str):
+    """``J v`` by pushing the tangents forward over ``y``'s tape, in the order the tape was recorded."""
+    tangent_of = {n: t for n, t in zip(nodes, tangents) if t is not None}
+    for node in _recorded_order(y.tracker, set(nodes)):
+        args = node.args
+        ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
+        if all(t is None for t in ts):
+            continue
+        rule = TANGENTS.get(node.op) if node.back is None and node.func is not None else None
+        t = None
+        if rule is not None:
+            t = rule(node, ts, [a.data if type(a) is Tracked else a for a in args])
+        if t is None:  # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
+            operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
+            moving = [tangent_of.get(a) for a in operands]
+            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
+        tangent_of[node] = _fitted(t, node)
+    t = tangent_of.get(y.tracker)
+    return _zeros_of(y) if t is None else t
+
+
+def _fitted(t, node):
+    """A tangent in its node's shape and dtype (a broadcast operand's tangent is broadcast as its value was)."""
+    value = node.data
+    if not hasattr(value, "shape"):
+        return t.item() if hasattr(t, "item") and getattr(t, "ndim", 0) == 0 else t
+    xp = namespace(value)
+    if getattr(t, "shape", None) != value.shape:
+        t = xp.broadcast_to(xp.asarray(t), value.shape)
+    if t.dtype != value.dtype:
+        t = xp.astype(t, value.dtype)
+    return t
+
+
+def _recorded_order(root: Tracked, inputs: set) -> list:
+    """The nodes of ``root``'s tape above ``inputs`` (which are not in it), each after its arguments: a
+    depth-first postorder, iterative (tapes of any depth)."""
+    order, done = [], set(inputs)
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if expanded or node.isleaf:
+            done.add(node)
+            if not node.isleaf:
+                order.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((a, False) for a in node.args if type(a) is Tracked and a not in done)
+    return order
 
 
 def _reaches(s, node: Tracked) -> bool:
