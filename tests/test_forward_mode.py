@@ -320,6 +320,14 @@ def test_hvp_equals_hessian_times_v_and_the_formula():
         (lambda x: tl.sin(x) * tl.exp(x), 0.4),
         (lambda x: tl.sum(np.linalg.inv(x)), np.array([[2.0, 0.5], [0.3, 1.5]])),
         (lambda x: tl.cross_entropy(x, np.array([1, 0])), np.array([[0.2, -1.0, 0.5], [1.0, 0.0, -0.3]])),
+        # hvp's own sweep (forward over reverse): every node has its second-order rule there
+        (lambda x: tl.sum(x * x * x), np.array([0.5, -1.5, 2.0])),
+        (lambda x: tl.sum(tl.sin(x) * tl.cos(x[::-1]) + tl.exp(x) * tl.log(x)), np.array([0.5, 1.5, 2.0])),
+        (lambda x: tl.mean(tl.sqrt(x) ** 3 + tl.square(x) ** 1 + x**0.5), np.array([0.5, 1.5, 2.0])),
+        (lambda x: tl.sum(tl.tanh(np.arange(6.0).reshape(2, 3) @ x) ** 2), np.array([0.1, -0.2, 0.3])),
+        (lambda x: tl.sum((x.reshape(2, 2).T @ x.reshape(2, 2)) * np.array([1.0, 2.0])), np.arange(1.0, 5.0)),
+        (lambda x: tl.sum(tl.outer(x, x) * 2.0 - x[0] * x + tl.dot(x, x)), np.array([0.3, -0.7])),
+        (lambda x: tl.sum(x * 3.0 - (-x) ** 2), 1.5),
     ],
 )
 def test_hvp_against_the_differences_of_the_gradient(f, x):
@@ -330,6 +338,14 @@ def test_hvp_against_the_differences_of_the_gradient(f, x):
     np.testing.assert_allclose(
         np.ravel(Hv), np.reshape(tl.hessian(f, x), (np.size(x), np.size(x))) @ np.ravel(v), rtol=1e-10, atol=1e-12
     )
+
+
+def test_hvp_keeps_the_input_dtype():
+    x = np.array([0.5, -1.0], dtype=np.float32)
+    Hv = tl.hvp(lambda x: tl.sum(tl.tanh(x) ** 2), x, np.ones(2))
+    assert Hv.dtype == np.float32
+    t = np.tanh(x.astype(float))
+    np.testing.assert_allclose(Hv, (2 - 6 * t * t) * (1 - t * t), rtol=1e-5)
 
 
 def test_hvp_of_a_linear_function_is_zero():

@@ -154,6 +154,10 @@ def hvp(f: Callable, x, v):
     inside = inside or isinstance(tangent, _TrackedValue)
     if not isinstance(y, _TrackedValue):
         return _result(_zeros_of(node.data), inside)
+    if not inside and _kind(node.data) != "c":  # forward over reverse, where every node on the way has its rule
+        Hv = _hvp_swept(y, node, tangent)
+        if Hv is not None:
+            return _result(Hv, False)
     given_tracked = isinstance(x, _TrackedValue)
     grad = _sensitivities(y, None, "hvp", nodes, nest=True, stop=nodes if given_tracked else ()).get(node)
     if not _reaches(grad, node):  # f is linear: H = 0
@@ -306,23 +310,152 @@ TANGENTS = {
 
 def _swept(y, nodes: list, tangents: list, who: str):
     """``J v`` by pushing the tangents forward over ``y``'s tape, in the order the tape was recorded."""
+    t = _tangents(_recorded_order(y.tracker, set(nodes)), nodes, tangents, who).get(y.tracker)
+    return _zeros_of(y) if t is None else t
+
+
+def _tangents(order: list, nodes: list, tangents: list, who: str | None) -> dict | None:
+    """The tangent of each node of ``order`` that depends on ``nodes``, by node. Without ``who`` (``hvp``'s
+    sweep), ``None`` where a node has no tangent of its own, instead of transposing it."""
     tangent_of = {n: t for n, t in zip(nodes, tangents) if t is not None}
-    for node in _recorded_order(y.tracker, set(nodes)):
+    for node in order:
         args = node.args
         ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
         if all(t is None for t in ts):
             continue
-        rule = TANGENTS.get(node.op) if node.back is None and node.func is not None else None
+        rule = TANGENTS.get(getattr(node.func, "name", None)) if node.back is None else None
         t = None
         if rule is not None:
             t = rule(node, ts, [a.data if type(a) is Tracked else a for a in args])
-        if t is None:  # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
+        if t is None:
+            if who is None:
+                return None
+            # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
             operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
             moving = [tangent_of.get(a) for a in operands]
             t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
         tangent_of[node] = _fitted(t, node)
-    t = tangent_of.get(y.tracker)
-    return _zeros_of(y) if t is None else t
+    return tangent_of
+
+
+# ---------------------------------------------------------------------------------------------------------
+# hvp's sweep: forward over reverse, the tangents pushed forward over f's tape, then the sensitivities ``g``
+# and their tangents ``ġ`` (the derivative of ``g`` along ``v``) sent back together. An operation sends
+# ``ġ`` what its pullback sends ``ġ``, plus the derivative of its pullback along its arguments' tangents:
+# nothing more for a linear operation; for a bilinear one, its pullback with each other argument's tangent in
+# place of the argument; for an elementwise ``f``, ``g f″(x) ẋ``. Any other node on the way to ``x`` (and
+# every custom rule) leaves ``hvp`` to reverse over reverse.
+
+
+def _linear(node, g, gdot, values, tangents, last):
+    rules, ans, kwargs = node.func.rule, node.data, node.kwargs
+    return [
+        None
+        if tangents[i] is None
+        else (
+            None if last[i] else rules[i](g, ans, *values, **kwargs),
+            None if gdot is None else rules[i](gdot, ans, *values, **kwargs),
+        )
+        for i in range(len(values))
+    ]
+
+
+def _bilinear(node, g, gdot, values, tangents, last):
+    rules, ans, kwargs = node.func.rule, node.data, node.kwargs
+    sent = []
+    for i in range(len(values)):
+        if tangents[i] is None:
+            sent.append(None)
+            continue
+        gdot_i = None if gdot is None else rules[i](gdot, ans, *values, **kwargs)
+        for j, t in enumerate(tangents):
+            if j != i and t is not None:
+                moved = list(values)
+                moved[j] = t
+                term = rules[i](g, ans, *moved, **kwargs)
+                gdot_i = term if gdot_i is None else gdot_i + term
+        sent.append((None if last[i] else rules[i](g, ans, *values, **kwargs), gdot_i))
+    return sent
+
+
+def _elementwise(first, second):
+    """An elementwise function of one argument, from its first and second derivatives in ``x`` and ``ans``."""
+
+    def rule(node, g, gdot, values, tangents, last):
+        x, ans = values[0], node.data
+        slope = first(x, ans)
+        gdot_x = g * second(x, ans, slope) * tangents[0]
+        if gdot is not None:
+            gdot_x = gdot_x + gdot * slope
+        return [(None if last[0] else g * slope, gdot_x)]
+
+    return rule
+
+
+def _power_second(node, g, gdot, values, tangents, last):
+    x, c = values
+    if tangents[1] is not None or not isinstance(c, int | float) or c == 0:
+        return None
+    if c == 2:  # the common square: 2x and 2
+        rule = _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0)
+    else:
+        curvature = 0.0 if c == 1 else c * (c - 1) * x ** (c - 2)
+        rule = _elementwise(lambda x, ans: c * x ** (c - 1), lambda x, ans, slope: curvature)
+    return rule(node, g, gdot, values, tangents, last)
+
+
+SECOND = {
+    **dict.fromkeys(("add", "subtract", "negative", "identity", "sum", "mean", "reshape", "transpose"), _linear),
+    **dict.fromkeys(("swapaxes", "getitem", "squeeze", "expand_dims", "ravel", "trace", "diagonal"), _linear),
+    **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _bilinear),
+    "power": _power_second,
+    "exp": _elementwise(lambda x, ans: ans, lambda x, ans, slope: ans),
+    "log": _elementwise(lambda x, ans: 1 / x, lambda x, ans, slope: -slope * slope),
+    "sin": _elementwise(lambda x, ans: _ops()["cos"](x), lambda x, ans, slope: -ans),
+    "cos": _elementwise(lambda x, ans: -_ops()["sin"](x), lambda x, ans, slope: -ans),
+    "tanh": _elementwise(lambda x, ans: 1 - ans * ans, lambda x, ans, slope: -2 * ans * slope),
+    "sqrt": _elementwise(lambda x, ans: 0.5 / ans, lambda x, ans, slope: -slope / (2 * ans * ans)),
+    "square": _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0),
+}
+
+
+def _hvp_swept(y, node: Tracked, v):
+    """``H v`` by ``hvp``'s sweep, or ``None`` where a node on the way has no rule here."""
+    order = _recorded_order(y.tracker, {node})
+    rules = [None if n.back is not None else SECOND.get(getattr(n.func, "name", None)) for n in order]
+    if None in rules:
+        return None
+    tangent_of = _tangents(order, [node], [v], None)
+    if tangent_of is None:
+        return None
+    g_of, gdot_of = {y.tracker: _one_like(y.tracker.data)}, {}
+    for n, rule in zip(reversed(order), reversed(rules)):
+        if n not in g_of:
+            continue
+        g, gdot = g_of.pop(n), gdot_of.pop(n, None)
+        args = n.args
+        values = [a.data if type(a) is Tracked else a for a in args]
+        tangents = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
+        last = [a is node for a in args]  # x's own sensitivity is not wanted, only its tangent
+        sent = rule(n, g, gdot, values, tangents, last)
+        if sent is None:
+            return None
+        for a, pair in zip(args, sent):
+            if pair is None:
+                continue
+            s, sdot = pair
+            if s is not None:
+                g_of[a] = g_of[a] + s if a in g_of else s
+            if sdot is not None:
+                gdot_of[a] = gdot_of[a] + sdot if a in gdot_of else sdot
+    Hv = gdot_of.get(node)
+    return _zeros_of(node.data) if Hv is None else _fitted(Hv, node)
+
+
+def _one_like(value):
+    if hasattr(value, "shape"):
+        return namespace(value).ones_like(value)
+    return type(value)(1) if isinstance(value, float) else 1.0
 
 
 def _fitted(t, node):
