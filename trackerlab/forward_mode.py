@@ -1,17 +1,17 @@
-"""Forward mode, built on the one walk by transposition: ``jvp`` (the value and a directional derivative),
-``jacfwd`` (the Jacobian column by column) and ``hvp`` (the Hessian of a scalar function times a vector).
+"""Forward mode: ``jvp`` (the value and a directional derivative), ``jacfwd`` (the Jacobian column by column)
+and ``hvp`` (the Hessian of a scalar function times a vector), built on the tape and the one walk.
 
 The backpropagator ``u ↦ Jᵀu`` of ``y = f(x)`` is linear in ``u``. Recorded once on a tracked ``u`` (nested
 AD), a second walk over that recording, seeded with ``v``, sends ``u`` the sensitivity ``J v``: the pairing
 ``⟨Jᵀu, v⟩`` is linear in ``u`` and its gradient is ``J v``. So every rule and every custom rule whose
-pullback can be differentiated (every rule of the tables is checked to second order) has a forward mode,
-with no second table of rules. The second walk stops at the nodes of ``f``'s own tape: ``J v`` depends on
-them, but only its dependence on ``u`` is wanted.
+pullback can be differentiated (every rule of the tables is checked to second order) has a forward mode. The
+second walk stops at the nodes of ``f``'s own tape: ``J v`` depends on them, but only its dependence on ``u``
+is wanted. ``jacfwd``, and ``jvp`` inside a differentiation (whose results are recorded), work this way.
 
-For a real scalar ``f``, the Hessian is symmetric, so forward over reverse (the derivative of ``∇f`` along
-``v``) equals reverse over reverse (the backpropagator of ``∇f`` applied to ``v``): ``hvp`` takes one
-recorded walk and one plain walk, where transposing it again would take one of each more (see
-docs/differentiation.md, *Forward mode*, for the measurements).
+At top level ``jvp`` pushes the tangent forward over ``f``'s tape instead, node by node (``TANGENTS``: the
+common operations; any other node is transposed by itself), and ``hvp`` runs forward over reverse where every
+node on the way has its second-order rule (``SECOND``). Elsewhere ``hvp`` uses the Hessian's symmetry: the
+derivative of ``∇f`` along ``v`` is the backpropagator of the recorded ``∇f`` applied to ``v``.
 
 Complex values follow the convention of ``gradient`` (JAX's and autograd's): a holomorphic ``f`` has the
 tangent ``f′(z) v``; in general ``jvp`` gives the real-linear derivative of ``f`` applied to ``v``.
@@ -134,10 +134,12 @@ def hvp(f: Callable, x, v):
     derivative of the gradient of ``f`` along ``v``, without forming the Hessian. Plain at top level; tracked
     inside a function being differentiated where it depends on tracked values.
 
-    The Hessian is symmetric, so the derivative of the gradient along ``v`` (forward over reverse) is the
-    gradient's backpropagator applied to ``v``: one recorded walk (the gradient) and one plain walk over it.
-    For a complex ``x`` it is symmetric too, in the pairing of the convention (``Re Σ a b``, see ``jvp``): the
-    result is the derivative of the gradient along ``v``.
+    Forward over reverse: the tangent ``v`` is pushed forward over ``f``'s tape, and the sensitivities and their
+    tangents go back together, where every node on the way has its rule for that (``SECOND``: products,
+    linear operations and the common elementwise functions). Otherwise the gradient's walk is recorded and
+    walked once more, seeded with ``v``: the Hessian is symmetric, so the gradient's backpropagator applied to
+    ``v`` is the derivative of the gradient along ``v``; for a complex ``x`` too, in the pairing of the
+    convention (``Re Σ a b``, see ``jvp``).
 
     >>> import trackerlab as tl
     >>> tl.hvp(lambda x: tl.sum(x ** 3), [1.0, 2.0], [1.0, 1.0])  # H = diag(6x)
