@@ -180,9 +180,14 @@ def test_a_custom_pullback_that_computes_with_a_plain_sensitivity_is_refused_nam
         return doubled(tl.data(x)), lambda g: (tl.data(g) * 2.0,)  # drops the tape of its sensitivity
 
     # forward mode differentiates the pullback with respect to g: a plain result would give J v = 0, silently
+    x, v = np.array([1.0, 2.0]), np.array([1.0, 1.0])
     for call in (
-        lambda: tl.jvp(doubled, np.array([1.0, 2.0]), np.array([1.0, 1.0])),
-        lambda: tl.jacfwd(doubled, np.array([1.0, 2.0])),
+        lambda: tl.jvp(doubled, x, v),
+        lambda: tl.jvp(lambda x: tl.sin(doubled(x)), x, v),
+        lambda: tl.jacfwd(doubled, x),
+        # inside a differentiation, with x tracked: the transposition throughout
+        lambda: tl.gradient(lambda x: tl.sum(tl.jvp(lambda x: tl.sin(doubled(x)), x, v)[1]), x),
+        lambda: tl.gradient(lambda x: tl.sum(tl.jacfwd(doubled, x)), x),
     ):
         with pytest.raises(TypeError, match=r"(jvp|jacfwd): the pullback of doubled's @grad_rule returned a plain"):
             call()

@@ -62,10 +62,10 @@ def jvp(f: Callable, x, v):
     return _result(y, inside), _result(Jv, inside)
 
 
-def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp"):
+def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp", alone: bool = False):
     """``J v`` of ``y`` with respect to ``nodes`` along ``tangents``, by transposing the recorded backpropagator
-    (the walk from ``y`` stops at ``stop``)."""
-    u, transposed = _transposed(y, nodes, stop, who)
+    (the walk from ``y`` stops at ``stop``; ``alone``: ``y``'s node by itself, its arguments being ``stop``)."""
+    u, transposed = _transposed(y, nodes, stop, who, alone)
     sent = [(s, t) for s, t in zip(transposed, tangents) if t is not None and _reaches(s, u.tracker)]
     if not sent:
         return _zeros_of(y)
@@ -186,14 +186,14 @@ def _recorded(f: Callable, xs: tuple, who: str):
     return inputs, y, [a.tracker for a in inputs], inside
 
 
-def _transposed(y, nodes: list, stop, who: str):
+def _transposed(y, nodes: list, stop, who: str, alone: bool = False):
     """A tracked ``u`` of ``y``'s shape and dtype, and the recorded ``Jᵀu`` of each input (``None`` for one
     that receives nothing). ``u`` is ones, not zeros: ``Jᵀu`` is linear in ``u``, so its derivative is the
     same anywhere, and a rule that skips work for a zero sensitivity cannot drop it."""
     value = data(y)
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
-    below = _tape_of(y) if not stop else [y.tracker]  # a walk of one node (``_swept``'s) runs its pullback alone
+    below = [y.tracker] if alone else _tape_of(y)  # a walk of one node (``_swept``'s) runs its pullback alone
     custom = [n for n in below if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
     for node in custom:  # for this walk only: see ``_Linear``
         node.back = _Linear(node.back, node.f.name, who)
@@ -335,7 +335,7 @@ def _tangents(order: list, nodes: list, tangents: list, who: str | None) -> dict
             # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
             operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
             moving = [tangent_of.get(a) for a in operands]
-            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
+            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who, alone=True))
         tangent_of[node] = _fitted(t, node)
     return tangent_of
 
