@@ -188,9 +188,15 @@ def test_a_custom_pullback_that_computes_with_a_plain_sensitivity_is_refused_nam
         # inside a differentiation, with x tracked: the transposition throughout
         lambda: tl.gradient(lambda x: tl.sum(tl.jvp(lambda x: tl.sin(doubled(x)), x, v)[1]), x),
         lambda: tl.gradient(lambda x: tl.sum(tl.jacfwd(doubled, x)), x),
+        # the gradient's walk (H = 8 I here): the pullback's sensitivity depends on x
+        lambda: tl.hvp(lambda x: tl.sum(doubled(x) ** 2), x, v),
     ):
-        with pytest.raises(TypeError, match=r"(jvp|jacfwd): the pullback of doubled's @grad_rule returned a plain"):
+        with pytest.raises(TypeError, match=r"(jvp|jacfwd|hvp): the pullback of doubled's @grad_rule returned a plain"):
             call()
+    # where its sensitivity does not depend on x, the pullback's plain value is right: d/dx of Σ 2 tanh(w) x is 0
+    W = tl.param([0.3, -0.2])
+    np.testing.assert_array_equal(tl.hvp(lambda x: tl.sum(doubled(x) * tl.tanh(W)), x, v), np.zeros(2))
+    assert tl.hvp(lambda x: tl.sum(doubled(x)), x, v).tolist() == [0.0, 0.0]
     assert tl.gradient(lambda x: tl.sum(doubled(x)), np.array([1.0, 2.0]))[0].tolist() == [2.0, 2.0]  # restored
 
 

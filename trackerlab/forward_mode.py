@@ -160,11 +160,13 @@ def hvp(f: Callable, x, v):
         Hv = _hvp_swept(y, node, tangent)
         if Hv is not None:
             return _result(Hv, False)
-    given_tracked = isinstance(x, _TrackedValue)
-    grad = _sensitivities(y, None, "hvp", nodes, nest=True, stop=nodes if given_tracked else ()).get(node)
+    stop = nodes if isinstance(x, _TrackedValue) else ()
+    grad = _checked_walk(
+        _tape_of(y), node, "hvp", lambda: _sensitivities(y, None, "hvp", nodes, nest=True, stop=stop)
+    ).get(node)
     if not _reaches(grad, node):  # f is linear: H = 0
         return _result(_zeros_of(node.data), inside)
-    found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=nodes if given_tracked else ())
+    found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=stop)
     Hv = found.get(node)
     return _result(Hv if Hv is not None else _zeros_of(node.data), inside)
 
@@ -194,30 +196,40 @@ def _transposed(y, nodes: list, stop, who: str, alone: bool = False):
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
     below = [y.tracker] if alone else _tape_of(y)  # a walk of one node (``_swept``'s) runs its pullback alone
-    custom = [n for n in below if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
-    for node in custom:  # for this walk only: see ``_Linear``
-        node.back = _Linear(node.back, node.f.name, who)
-    try:
-        found = _sensitivities(y, u, who, nodes, nest=True, stop=stop)
-    finally:
-        for node in custom:
-            node.back = node.back.pullback
+    found = _checked_walk(below, u.tracker, who, lambda: _sensitivities(y, u, who, nodes, nest=True, stop=stop))
     return u, [found.get(n) for n in nodes]
 
 
+def _checked_walk(tape, target: Tracked, who: str, walk: Callable):
+    """``walk()``, a recorded walk over ``tape`` whose results are differentiated with respect to ``target``,
+    with each custom pullback of ``tape`` checked by ``_Linear`` while it runs."""
+    custom = [n for n in tape if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
+    for node in custom:  # for this walk only
+        node.back = _Linear(node.back, node.f.name, who, target)
+    try:
+        return walk()
+    finally:
+        for node in custom:
+            node.back = node.back.pullback
+
+
 class _Linear:
-    """A custom pullback while ``_transposed`` records it on sensitivities that depend on ``u``: what it sends a
-    tracked argument must depend on them too. A plain nonzero value (a pullback that computes with ``tl.data(g)``)
-    would be a constant to the second walk, and ``J v`` would silently miss its part; it is refused, naming the
-    rule. (A pullback that closes over ``tl.data(x)`` is marked ``FirstOrder`` when recorded, and refuses itself.)"""
+    """A custom pullback while a recorded walk runs it for forward mode (``_transposed``'s, on sensitivities that
+    depend on ``u``; ``hvp``'s, on sensitivities that depend on ``x``): where its sensitivity ``g`` depends on
+    ``target``, what it sends a tracked argument must depend on it too. A plain nonzero value (a pullback that
+    computes with ``tl.data(g)``) would be a constant to the next walk, and its part of ``J v`` or ``H v`` would
+    be silently missing; it is refused, naming the rule. (A pullback that closes over ``tl.data(x)`` is marked
+    ``FirstOrder`` when recorded, and refuses itself.)"""
 
-    __slots__ = ("name", "pullback", "who")
+    __slots__ = ("name", "pullback", "target", "who")
 
-    def __init__(self, pullback: Callable, name: str, who: str):
-        self.pullback, self.name, self.who = pullback, name, who
+    def __init__(self, pullback: Callable, name: str, who: str, target: Tracked):
+        self.pullback, self.name, self.who, self.target = pullback, name, who, target
 
     def __call__(self, g):
         sent = self.pullback(g)
+        if not (isinstance(g, _TrackedValue) and _target_in(g.tracker, self.target)):
+            return sent
         for s in sent if isinstance(sent, tuple | list) else (sent,):
             if s is None or isinstance(s, _TrackedValue):
                 continue
@@ -230,6 +242,20 @@ class _Linear:
                     "tl.data(g) * ...)"
                 )
         return sent
+
+
+def _target_in(root: Tracked, target: Tracked) -> bool:
+    """Whether ``target`` is on the tape of ``root`` (``root`` depends on it)."""
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if node in seen or node.isleaf:
+            continue
+        seen.add(node)
+        stack.extend(a for a in node.args if type(a) is Tracked)
+    return False
 
 
 def _along(root, seed, u, y, inside: bool, who: str):
