@@ -1,8 +1,10 @@
-"""Hessian-vector product of ``f(x) = sum(tanh(A x)²)`` by nested reverse mode, A 200×200.
+"""Hessian-vector product of ``f(x) = sum(tanh(A x)²)``, A 200×200.
 
-Reverse over reverse: the gradient is computed with its tape recorded, then ``v · ∇f`` is
-back-propagated through that tape. The floor is the analytic formula: with ``t = tanh(A x)``,
-``∇f = Aᵀ (2 t (1 - t²))`` and ``H v = Aᵀ ((2 - 6 t²)(1 - t²) ⊙ A v)``.
+Reverse over reverse (``gradient`` of ``v · gradient(f)``): the gradient is computed with its tape recorded,
+then ``v · ∇f`` is back-propagated through that tape; ``tl.hvp`` back-propagates ``v`` from the recorded
+gradient itself; ``tl.jvp`` of the gradient pushes ``v`` forward over the recorded gradient's tape (forward over
+reverse without the symmetry). The floor is the analytic formula: with ``t = tanh(A x)``, ``∇f = Aᵀ (2 t (1 - t²))``
+and ``H v = Aᵀ ((2 - 6 t²)(1 - t²) ⊙ A v)``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,39 @@ def trackerlab(size):
     return run
 
 
+def trackerlab_hvp(size):
+    """``tl.hvp``: the gradient recorded, and its backpropagator applied to ``v`` (forward over reverse, which the
+    Hessian's symmetry makes one plain walk over the recorded gradient)."""
+    import trackerlab as tl
+
+    A, x, v = size
+
+    def f(x):
+        return tl.sum(tl.tanh(A @ x) ** 2)
+
+    def run():
+        return [tl.hvp(f, x, v)]
+
+    return run
+
+
+def trackerlab_jvp_of_gradient(size):
+    """``tl.jvp`` of the gradient: forward over reverse with no use of the symmetry (the tangent pushed forward over
+    the recorded gradient's tape, whose pullback nodes have no tangent of their own and are transposed one by
+    one)."""
+    import trackerlab as tl
+
+    A, x, v = size
+
+    def f(x):
+        return tl.sum(tl.tanh(A @ x) ** 2)
+
+    def run():
+        return [tl.jvp(lambda x: tl.gradient(f, x)[0], x, v)[1]]
+
+    return run
+
+
 def pytorch(size):
     torch = need("torch")
     A, x0, v0 = (torch.tensor(a) for a in size)
@@ -55,6 +90,38 @@ def pytorch(size):
         (g,) = torch.autograd.grad(torch.sum(torch.tanh(A @ x) ** 2), x, create_graph=True)
         (hv,) = torch.autograd.grad(torch.sum(g * v0), x)
         return [hv.numpy()]
+
+    return run
+
+
+def pytorch_func(size):
+    """``torch.func``: forward over reverse, ``jvp`` of ``grad`` (the composition its docs give for ``hvp``)."""
+    torch = need("torch")
+    func = need("torch.func")
+    A, x0, v0 = (torch.tensor(a) for a in size)
+
+    def f(x):
+        return torch.sum(torch.tanh(A @ x) ** 2)
+
+    def run():
+        return [func.jvp(func.grad(f), (x0,), (v0,))[1].numpy()]
+
+    return run
+
+
+def autograd_hvp(size):
+    """autograd's ``hessian_vector_product``."""
+    ag = need("autograd")
+    anp = need("autograd.numpy")
+    A, x, v = size
+
+    def f(x):
+        return anp.sum(anp.tanh(anp.dot(A, x)) ** 2)
+
+    hvp = ag.hessian_vector_product(f)
+
+    def run():
+        return [hvp(x, v)]
 
     return run
 
@@ -85,7 +152,16 @@ def workload(smoke: bool) -> Workload:
         target_value=5.0,
         target_kind="ratio",
         size=problem(smoke),
-        implementations={"floor": floor, "trackerlab": trackerlab, "pytorch": pytorch, "autograd": autograd},
+        implementations={
+            "floor": floor,
+            "trackerlab": trackerlab,
+            "trackerlab hvp()": trackerlab_hvp,
+            "trackerlab jvp(gradient)": trackerlab_jvp_of_gradient,
+            "pytorch": pytorch,
+            "pytorch torch.func jvp(grad)": pytorch_func,
+            "autograd": autograd,
+            "autograd hessian_vector_product": autograd_hvp,
+        },
         repeats=51,
     )
 

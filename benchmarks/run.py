@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from . import conv, dask_logreg, deep_chain, hvp, logreg, mlp, mlp_gpu, scalar_chain
+from . import conv, dask_logreg, deep_chain, hvp, jvp, logreg, mlp, mlp_gpu, scalar_chain
 from ._peers import Skipped
 from .footprint import import_time, memory_rows
 
@@ -26,6 +26,7 @@ WORKLOADS = {
     "mlp32": lambda smoke: mlp.workload(smoke, "float32"),
     "deep": deep_chain.workload,
     "hvp": hvp.workload,
+    "jvp": jvp.workload,
     "logreg": logreg.workload,
     "conv": conv.workload,
 }
@@ -140,7 +141,7 @@ def measure(
 
 
 def verdict(workload, row) -> str:
-    if "median" not in row or not row["name"].startswith("trackerlab"):
+    if "median" not in row or not row["name"].startswith("trackerlab") or not workload.target:
         return ""
     value = row["per_op_us"] if workload.target_kind == "per_op" else row["ratio"]
     if value <= workload.target_value:

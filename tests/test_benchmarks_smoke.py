@@ -53,6 +53,16 @@ def test_the_floors_gradients_are_right():
     np.testing.assert_allclose(hv, (grad(x + h * v) - grad(x - h * v)) / (2 * h), rtol=1e-5, atol=1e-8)
 
 
+def test_the_jvp_floor_is_the_derivative_along_v():
+    from benchmarks import jvp
+
+    A, x, v = jvp.problem(True)
+    y, Jv = jvp.floor((A, x, v))()
+    h = 1e-6
+    np.testing.assert_allclose(y, np.tanh(A @ x))
+    np.testing.assert_allclose(Jv, (np.tanh(A @ (x + h * v)) - np.tanh(A @ (x - h * v))) / (2 * h), rtol=1e-6)
+
+
 def toy(impls):
     return Workload(
         name="toy",

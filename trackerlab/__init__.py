@@ -22,6 +22,7 @@ from .anomaly import detect_anomaly
 from .api import WithGradient, back_, forward, gradient, withgradient
 from .custom_rules import grad_rule, primitive, track
 from .derivatives import hessian, jacobian
+from .forward_mode import hvp, jacfwd, jvp
 from .lazy import progress
 from .ops import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
@@ -60,9 +61,12 @@ __all__ = [
     "gradient",
     "hessian",
     "hook",
+    "hvp",
     "isleaf",
     "istracked",
+    "jacfwd",
     "jacobian",
+    "jvp",
     "no_grad",
     "nobacksies",
     "optim",

@@ -1,0 +1,89 @@
+"""Forward mode: the value and directional derivative of ``f(x) = tanh(A x)`` along ``v``, A 200×200.
+
+trackerlab's ``tl.jvp`` transposes the backpropagator: ``f`` recorded, its walk recorded on a tracked ``u``, and
+a plain walk over that recording seeded with ``v``. autograd's ``make_jvp`` transposes the same way; PyTorch's
+``torch.func.jvp`` pushes tangents forward with rules of its own. The floor is the formula:
+``y = tanh(A x)``, ``J v = (1 − y²) ⊙ (A v)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._peers import need
+from .workload import Workload
+
+
+def problem(smoke: bool):
+    n = 6 if smoke else 200
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((n, n)) / np.sqrt(n)
+    return A, rng.standard_normal(n), rng.standard_normal(n)
+
+
+def floor(size):
+    A, x, v = size
+
+    def run():
+        y = np.tanh(A @ x)
+        return [y, (1 - y * y) * (A @ v)]
+
+    return run
+
+
+def trackerlab(size):
+    """``tl.jvp``."""
+    import trackerlab as tl
+
+    A, x, v = size
+
+    def f(x):
+        return tl.tanh(A @ x)
+
+    def run():
+        return list(tl.jvp(f, x, v))
+
+    return run
+
+
+def pytorch(size):
+    """``torch.func.jvp``."""
+    torch = need("torch")
+    func = need("torch.func")
+    A, x0, v0 = (torch.tensor(a) for a in size)
+
+    def run():
+        y, Jv = func.jvp(lambda x: torch.tanh(A @ x), (x0,), (v0,))
+        return [y.numpy(), Jv.numpy()]
+
+    return run
+
+
+def autograd(size):
+    """autograd's ``make_jvp``."""
+    ag = need("autograd")
+    anp = need("autograd.numpy")
+    A, x, v = size
+
+    def f(x):
+        return anp.tanh(anp.dot(A, x))
+
+    def run():
+        return list(ag.make_jvp(f)(x)(v))
+
+    return run
+
+
+def workload(smoke: bool) -> Workload:
+    return Workload(
+        name="Jacobian-vector product",
+        detail="tanh(A x) along v, A 200×200" if not smoke else "tiny",
+        unit="ms",
+        per=1,
+        target="",
+        target_value=float("inf"),
+        target_kind="ratio",
+        size=problem(smoke),
+        implementations={"floor": floor, "trackerlab": trackerlab, "pytorch": pytorch, "autograd": autograd},
+        repeats=51,
+    )

@@ -1,0 +1,642 @@
+"""Forward mode: ``jvp`` (the value and a directional derivative), ``jacfwd`` (the Jacobian column by column)
+and ``hvp`` (the Hessian of a scalar function times a vector), built on the tape and the one walk.
+
+The backpropagator ``u ↦ Jᵀu`` of ``y = f(x)`` is linear in ``u``. Recorded once on a tracked ``u`` (nested
+AD), a second walk over that recording, seeded with ``v``, sends ``u`` the sensitivity ``J v``: the pairing
+``⟨Jᵀu, v⟩`` is linear in ``u`` and its gradient is ``J v``. So every rule and every custom rule whose
+pullback can be differentiated (every rule of the tables is checked to second order) has a forward mode. The
+second walk stops at the nodes of ``f``'s own tape: ``J v`` depends on them, but only its dependence on ``u``
+is wanted. ``jacfwd``, and ``jvp`` inside a differentiation (whose results are recorded), work this way.
+
+At top level ``jvp`` pushes the tangent forward over ``f``'s tape instead, node by node (``TANGENTS``: the
+common operations; any other node is transposed by itself), and ``hvp`` runs forward over reverse where every
+node on the way has its second-order rule (``SECOND``). Elsewhere ``hvp`` uses the Hessian's symmetry: the
+derivative of ``∇f`` along ``v`` is the backpropagator of the recorded ``∇f`` applied to ``v``.
+
+Complex values follow the convention of ``gradient`` (JAX's and autograd's): a holomorphic ``f`` has the
+tangent ``f′(z) v``; in general ``jvp`` gives the real-linear derivative of ``f`` applied to ``v``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ._backend import NDARRAY, library_name, namespace
+from ._checks import check_loss, check_numbers
+from ._first_order import FirstOrder
+from ._recording import RECORDING
+from .api import _NESTED, _run, _sensitivities
+from .ops import operations
+from .tracked import Tracked, _TrackedValue, _wrap, data, param
+
+__all__ = ["hvp", "jacfwd", "jvp"]
+
+
+def jvp(f: Callable, x, v):
+    """``(y, Jv)``: the value of ``f`` at ``x`` and its derivative along ``v`` (forward mode).
+
+    ``x`` is one array or number and ``v`` a tangent of its shape; for a function of several arguments,
+    ``x`` and ``v`` are tuples of the same length (``f(*x)``, and ``Jv`` sums the derivative along each
+    ``v[i]``), as JAX's ``jvp(f, primals, tangents)``; a list is one array, as elsewhere. At top level both
+    results are plain values; inside a function being differentiated, tracked where they depend on tracked
+    values, so that they can be differentiated again.
+
+    >>> import trackerlab as tl
+    >>> y, Jv = tl.jvp(lambda x: x ** 2, [1.0, 2.0], [1.0, 0.5])
+    >>> y, Jv
+    (array([1., 4.]), array([2., 2.]))
+    >>> tl.jvp(lambda a, b: a * b, (2.0, 3.0), (1.0, 0.0))  # ∂(ab)/∂a = b
+    (6.0, 3.0)
+    """
+    xs, vs = _primals_and_tangents(x, v)
+    _, y, nodes, inside = _recorded(f, xs, "jvp")
+    tangents = [_tangent(t, n, i, len(xs)) for i, (t, n) in enumerate(zip(vs, nodes))]
+    inside = inside or any(isinstance(t, _TrackedValue) for t in tangents)
+    if not isinstance(y, _TrackedValue):  # f does not depend on x: its derivative along v is 0
+        return _result(y, inside), _result(_zeros_of(y), inside)
+    if inside:  # recorded, to be differentiated again: by transposition, on tracked values throughout
+        Jv = _by_transposition(y, nodes, tangents, nodes if any(isinstance(a, _TrackedValue) for a in xs) else (), True)
+    else:
+        Jv = _swept(y, nodes, tangents, "jvp")
+    return _result(y, inside), _result(Jv, inside)
+
+
+def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp", alone: bool = False):
+    """``J v`` of ``y`` with respect to ``nodes`` along ``tangents``, by transposing the recorded backpropagator
+    (the walk from ``y`` stops at ``stop``; ``alone``: ``y``'s node by itself, its arguments being ``stop``)."""
+    u, transposed = _transposed(y, nodes, stop, who, alone)
+    sent = [(s, t) for s, t in zip(transposed, tangents) if t is not None and _reaches(s, u.tracker)]
+    if not sent:
+        return _zeros_of(y)
+    if len(sent) == 1:  # one input: v seeds the walk (⟨Jᵀu, v⟩'s sensitivity with respect to Jᵀu is v)
+        root, seed = sent[0]
+    else:  # several: the sum of the pairings Re Σ (Jᵀu)ᵢ vᵢ, recorded, seeds the walk with 1
+        root, seed = _pairings(sent), None
+    return _along(root, seed, u, y, inside, who)
+
+
+def jacfwd(f: Callable, x):
+    """The Jacobian of ``f`` at ``x`` by forward mode, column by column: of shape ``f(x).shape + x.shape``, as
+    ``tl.jacobian`` (which builds it row by row by reverse mode); plain at top level, tracked inside a
+    function being differentiated where it depends on tracked values.
+
+    Forward mode pays one walk per input and reverse mode one per output: ``jacfwd`` is the cheaper for a
+    function with more outputs than inputs.
+
+    >>> import trackerlab as tl
+    >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], tl.sin(x[0]), x[1] ** 2]), [0.0, 2.0])
+    array([[2., 0.],
+           [1., 0.],
+           [0., 4.]])
+    """
+    if isinstance(x, tuple):
+        raise TypeError(
+            "jacfwd: x is a tuple; jacfwd differentiates with respect to one array (pass tl.stack([...]), "
+            "or use tl.jvp with tuples of primals and tangents)"
+        )
+    inputs, y, nodes, inside = _recorded(f, (x,), "jacfwd")
+    check_numbers(y, "jacfwd")
+    y_value = data(y)
+    x_value = inputs[0].tracker.data
+    out_shape = tuple(getattr(y_value, "shape", ()))
+    in_shape = tuple(getattr(x_value, "shape", ()))
+    n_in = math.prod(in_shape)
+    xp = namespace(x_value)
+    columns = []
+    if isinstance(y, _TrackedValue):
+        u, (transposed,) = _transposed(y, nodes, nodes if isinstance(x, _TrackedValue) else (), "jacfwd")
+        if _reaches(transposed, u.tracker):
+            for j in range(n_in):  # column j: the derivative along the j-th unit vector
+                if in_shape:
+                    e = xp.zeros(n_in, dtype=x_value.dtype)
+                    e[j] = 1
+                    e = xp.reshape(e, in_shape)
+                else:
+                    e = type(x_value)(1) if isinstance(x_value, float | complex) else xp.ones_like(x_value)
+                columns.append(_along(transposed, e, u, y, inside, "jacfwd"))
+    if not columns:  # f does not depend on x
+        columns = [_zeros_of(y) for _ in range(n_in)]
+    if inside and any(isinstance(c, _TrackedValue) and not c.tracker.isleaf for c in columns):
+        ops = operations()
+        J = ops["stack"]([ops["reshape"](c, (-1,)) for c in columns], axis=-1)
+        return ops["reshape"](J, out_shape + in_shape)
+    columns = [data(c) for c in columns]
+    cp = namespace(*columns) if columns else xp
+    columns = [cp.reshape(cp.asarray(c), (-1,)) for c in columns]
+    J = cp.stack(columns, axis=-1) if columns else cp.zeros((math.prod(out_shape), 0), dtype=y_value.dtype)
+    J = cp.reshape(J, out_shape + in_shape)
+    return J if J.ndim or library_name(J) != "numpy" else J.item()
+
+
+def hvp(f: Callable, x, v):
+    """The Hessian of the real scalar function ``f`` at ``x`` times the vector ``v`` (of ``x``'s shape): the
+    derivative of the gradient of ``f`` along ``v``, without forming the Hessian. Plain at top level; tracked
+    inside a function being differentiated where it depends on tracked values.
+
+    Forward over reverse: the tangent ``v`` is pushed forward over ``f``'s tape, and the sensitivities and their
+    tangents go back together, where every node on the way has its rule for that (``SECOND``: products,
+    linear operations and the common elementwise functions). Otherwise the gradient's walk is recorded and
+    walked once more, seeded with ``v``: the Hessian is symmetric, so the gradient's backpropagator applied to
+    ``v`` is the derivative of the gradient along ``v``; for a complex ``x`` too, in the pairing of the
+    convention (``Re Σ a b``, see ``jvp``).
+
+    >>> import trackerlab as tl
+    >>> tl.hvp(lambda x: tl.sum(x ** 3), [1.0, 2.0], [1.0, 1.0])  # H = diag(6x)
+    array([ 6., 12.])
+    """
+    if isinstance(x, tuple):
+        raise TypeError(
+            "hvp: x is a tuple; hvp differentiates with respect to one array (pass tl.stack([...]) and index it in f)"
+        )
+    _, y, nodes, inside = _recorded(f, (x,), "hvp")
+    check_loss(y, "hvp")
+    (node,) = nodes
+    (tangent,) = [_tangent(v, node, 0, 1, who="hvp")]
+    inside = inside or isinstance(tangent, _TrackedValue)
+    if not isinstance(y, _TrackedValue):
+        return _result(_zeros_of(node.data), inside)
+    if not inside and _kind(node.data) != "c":  # forward over reverse, where every node on the way has its rule
+        Hv = _hvp_swept(y, node, tangent)
+        if Hv is not None:
+            return _result(Hv, False)
+    stop = nodes if isinstance(x, _TrackedValue) else ()
+    grad = _checked_walk(
+        _tape_of(y), node, "hvp", lambda: _sensitivities(y, None, "hvp", nodes, nest=True, stop=stop)
+    ).get(node)
+    if not _reaches(grad, node):  # f is linear: H = 0
+        return _result(_zeros_of(node.data), inside)
+    found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=stop)
+    Hv = found.get(node)
+    return _result(Hv if Hv is not None else _zeros_of(node.data), inside)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The transposition
+
+
+def _recorded(f: Callable, xs: tuple, who: str):
+    """``f(*xs)`` recorded on fresh inputs: the inputs, ``y``, the inputs' nodes and whether the results must
+    be tracked (an argument is tracked, or a function being differentiated calls ``who``)."""
+    inside = (
+        RECORDING.differentiating > 0
+        or getattr(_NESTED, "depth", 0) > 0
+        or any(isinstance(a, _TrackedValue) for a in xs)
+    )
+    inputs, y = _run(f, xs)
+    check_numbers(y, who)
+    return inputs, y, [a.tracker for a in inputs], inside
+
+
+def _transposed(y, nodes: list, stop, who: str, alone: bool = False):
+    """A tracked ``u`` of ``y``'s shape and dtype, and the recorded ``Jᵀu`` of each input (``None`` for one
+    that receives nothing). ``u`` is ones, not zeros: ``Jᵀu`` is linear in ``u``, so its derivative is the
+    same anywhere, and a rule that skips work for a zero sensitivity cannot drop it."""
+    value = data(y)
+    xp = namespace(value)
+    u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
+    below = [y.tracker] if alone else _tape_of(y)  # a walk of one node (``_swept``'s) runs its pullback alone
+    found = _checked_walk(below, u.tracker, who, lambda: _sensitivities(y, u, who, nodes, nest=True, stop=stop))
+    return u, [found.get(n) for n in nodes]
+
+
+def _checked_walk(tape, target: Tracked, who: str, walk: Callable):
+    """``walk()``, a recorded walk over ``tape`` whose results are differentiated with respect to ``target``,
+    with each custom pullback of ``tape`` checked by ``_Linear`` while it runs."""
+    custom = [n for n in tape if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
+    for node in custom:  # for this walk only
+        node.back = _Linear(node.back, node.f.name, who, target)
+    try:
+        return walk()
+    finally:
+        for node in custom:
+            node.back = node.back.pullback
+
+
+class _Linear:
+    """A custom pullback while a recorded walk runs it for forward mode (``_transposed``'s, on sensitivities that
+    depend on ``u``; ``hvp``'s, on sensitivities that depend on ``x``): where its sensitivity ``g`` depends on
+    ``target``, what it sends a tracked argument must depend on it too. A plain nonzero value (a pullback that
+    computes with ``tl.data(g)``) would be a constant to the next walk, and its part of ``J v`` or ``H v`` would
+    be silently missing; it is refused, naming the rule. (A pullback that closes over ``tl.data(x)`` is marked
+    ``FirstOrder`` when recorded, and refuses itself.)"""
+
+    __slots__ = ("name", "pullback", "target", "who")
+
+    def __init__(self, pullback: Callable, name: str, who: str, target: Tracked):
+        self.pullback, self.name, self.who, self.target = pullback, name, who, target
+
+    def __call__(self, g):
+        sent = self.pullback(g)
+        if not (isinstance(g, _TrackedValue) and _target_in(g.tracker, self.target)):
+            return sent
+        for s in sent if isinstance(sent, tuple | list) else (sent,):
+            if s is None or isinstance(s, _TrackedValue):
+                continue
+            xp = namespace(s)
+            if bool(xp.any(xp.asarray(s) != 0)):
+                raise TypeError(
+                    f"{self.who}: the pullback of {self.name}'s @grad_rule returned a plain value for a tracked "
+                    "sensitivity g, so forward mode, which differentiates the pullback with respect to g, cannot "
+                    "see it; compute the sensitivities from g with tracked operations (3 * x**2 * g, not "
+                    "tl.data(g) * ...)"
+                )
+        return sent
+
+
+def _target_in(root: Tracked, target: Tracked) -> bool:
+    """Whether ``target`` is on the tape of ``root`` (``root`` depends on it)."""
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if node in seen or node.isleaf:
+            continue
+        seen.add(node)
+        stack.extend(a for a in node.args if type(a) is Tracked)
+    return False
+
+
+def _along(root, seed, u, y, inside: bool, who: str):
+    """The sensitivity that a walk from ``root`` (a recorded ``Jᵀu``, or the pairing of several) seeded with
+    ``seed`` sends to ``u``: ``J v``. The walk stops at the nodes of ``f``'s tape (``y``'s): ``J v`` depends on
+    them only through the values they hold. Recorded (``inside``), so that it can be differentiated again."""
+    found = _sensitivities(root, seed, who, (u.tracker,), nest=inside, stop=_tape_of(y))
+    Jv = found.get(u.tracker)
+    return Jv if Jv is not None else _zeros_of(data(y))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The tangent sweep: at top level, ``jvp`` pushes tangents forward over ``f``'s tape, node by node. The operations
+# below have their tangent here; any other node (and every custom rule) is transposed by itself, its pullback
+# recorded on a tracked ``u`` and walked once more, as the whole function is inside a differentiation.
+
+
+def _product(node, tangents, values):
+    """Linear in each argument, the others held (products, reductions, reshapes): Σᵢ op(…, vᵢ, …)."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            term = node.func.impl(*values[:i], t, *values[i + 1 :], **node.kwargs)
+            total = term if total is None else total + term
+    return total
+
+
+def _sum_of(signs):
+    def rule(node, tangents, values):
+        total = None
+        for sign, t in zip(signs, tangents):
+            if t is not None:
+                term = t if sign > 0 else -t
+                total = term if total is None else total + term
+        return total
+
+    return rule
+
+
+def _unary(derivative):
+    """An elementwise function of one argument: ``f′ ⊙ v``, ``f′`` from the argument and the result."""
+    return lambda node, tangents, values: tangents[0] * derivative(values[0], node.data)
+
+
+def _divide(node, tangents, values):
+    b = values[1]
+    ta, tb = tangents
+    total = None if ta is None else ta / b
+    if tb is not None:
+        term = -(node.data * tb) / b
+        total = term if total is None else total + term
+    return total
+
+
+def _power(node, tangents, values):
+    x, c = values
+    if tangents[1] is not None or not isinstance(c, int | float) or c == 0:  # a tracked or zero exponent
+        return None
+    return tangents[0] * (c * x ** (c - 1))
+
+
+_ops = operations
+TANGENTS = {
+    **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _product),
+    **dict.fromkeys(("sum", "mean", "reshape", "transpose", "swapaxes", "getitem", "negative", "identity"), _product),
+    **dict.fromkeys(("real", "imag", "conj", "trace", "diagonal", "squeeze", "expand_dims", "ravel"), _product),
+    "add": _sum_of((1, 1)),
+    "subtract": _sum_of((1, -1)),
+    "divide": _divide,
+    "power": _power,
+    "exp": _unary(lambda x, ans: ans),
+    "log": _unary(lambda x, ans: 1 / x),
+    "sin": _unary(lambda x, ans: _ops()["cos"](x)),
+    "cos": _unary(lambda x, ans: -_ops()["sin"](x)),
+    "tanh": _unary(lambda x, ans: 1 - ans * ans),
+    "sqrt": _unary(lambda x, ans: 0.5 / ans),
+    "square": _unary(lambda x, ans: 2 * x),
+}
+
+
+def _swept(y, nodes: list, tangents: list, who: str):
+    """``J v`` by pushing the tangents forward over ``y``'s tape, in the order the tape was recorded."""
+    t = _tangents(_recorded_order(y.tracker, set(nodes)), nodes, tangents, who).get(y.tracker)
+    return _zeros_of(y) if t is None else t
+
+
+def _tangents(order: list, nodes: list, tangents: list, who: str | None) -> dict | None:
+    """The tangent of each node of ``order`` that depends on ``nodes``, by node. Without ``who`` (``hvp``'s
+    sweep), ``None`` where a node has no tangent of its own, instead of transposing it."""
+    tangent_of = {n: t for n, t in zip(nodes, tangents) if t is not None}
+    for node in order:
+        args = node.args
+        ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
+        if all(t is None for t in ts):
+            continue
+        rule = TANGENTS.get(getattr(node.func, "name", None)) if node.back is None else None
+        t = None
+        if rule is not None:
+            t = rule(node, ts, [a.data if type(a) is Tracked else a for a in args])
+        if t is None:
+            if who is None:
+                return None
+            # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
+            operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
+            moving = [tangent_of.get(a) for a in operands]
+            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who, alone=True))
+        tangent_of[node] = _fitted(t, node)
+    return tangent_of
+
+
+# ---------------------------------------------------------------------------------------------------------
+# hvp's sweep: forward over reverse, the tangents pushed forward over f's tape, then the sensitivities ``g``
+# and their tangents ``ġ`` (the derivative of ``g`` along ``v``) sent back together. An operation sends
+# ``ġ`` what its pullback sends ``ġ``, plus the derivative of its pullback along its arguments' tangents:
+# nothing more for a linear operation; for a bilinear one, its pullback with each other argument's tangent in
+# place of the argument; for an elementwise ``f``, ``g f″(x) ẋ``. Any other node on the way to ``x`` (and
+# every custom rule) leaves ``hvp`` to reverse over reverse.
+
+
+def _linear(node, g, gdot, values, tangents, last):
+    rules, ans, kwargs = node.func.rule, node.data, node.kwargs
+    return [
+        None
+        if tangents[i] is None
+        else (
+            None if last[i] else rules[i](g, ans, *values, **kwargs),
+            None if gdot is None else rules[i](gdot, ans, *values, **kwargs),
+        )
+        for i in range(len(values))
+    ]
+
+
+def _bilinear(node, g, gdot, values, tangents, last):
+    rules, ans, kwargs = node.func.rule, node.data, node.kwargs
+    sent = []
+    for i in range(len(values)):
+        if tangents[i] is None:
+            sent.append(None)
+            continue
+        gdot_i = None if gdot is None else rules[i](gdot, ans, *values, **kwargs)
+        for j, t in enumerate(tangents):
+            if j != i and t is not None:
+                moved = list(values)
+                moved[j] = t
+                term = rules[i](g, ans, *moved, **kwargs)
+                gdot_i = term if gdot_i is None else gdot_i + term
+        sent.append((None if last[i] else rules[i](g, ans, *values, **kwargs), gdot_i))
+    return sent
+
+
+def _elementwise(first, second):
+    """An elementwise function of one argument, from its first and second derivatives in ``x`` and ``ans``."""
+
+    def rule(node, g, gdot, values, tangents, last):
+        x, ans = values[0], node.data
+        slope = first(x, ans)
+        gdot_x = g * second(x, ans, slope) * tangents[0]
+        if gdot is not None:
+            gdot_x = gdot_x + gdot * slope
+        return [(None if last[0] else g * slope, gdot_x)]
+
+    return rule
+
+
+def _power_second(node, g, gdot, values, tangents, last):
+    x, c = values
+    if tangents[1] is not None or not isinstance(c, int | float) or c == 0:
+        return None
+    if c == 2:  # the common square: 2x and 2
+        rule = _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0)
+    else:
+        curvature = 0.0 if c == 1 else c * (c - 1) * x ** (c - 2)
+        rule = _elementwise(lambda x, ans: c * x ** (c - 1), lambda x, ans, slope: curvature)
+    return rule(node, g, gdot, values, tangents, last)
+
+
+SECOND = {
+    **dict.fromkeys(("add", "subtract", "negative", "identity", "sum", "mean", "reshape", "transpose"), _linear),
+    **dict.fromkeys(("swapaxes", "getitem", "squeeze", "expand_dims", "ravel", "trace", "diagonal"), _linear),
+    **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _bilinear),
+    "power": _power_second,
+    "exp": _elementwise(lambda x, ans: ans, lambda x, ans, slope: ans),
+    "log": _elementwise(lambda x, ans: 1 / x, lambda x, ans, slope: -slope * slope),
+    "sin": _elementwise(lambda x, ans: _ops()["cos"](x), lambda x, ans, slope: -ans),
+    "cos": _elementwise(lambda x, ans: -_ops()["sin"](x), lambda x, ans, slope: -ans),
+    "tanh": _elementwise(lambda x, ans: 1 - ans * ans, lambda x, ans, slope: -2 * ans * slope),
+    "sqrt": _elementwise(lambda x, ans: 0.5 / ans, lambda x, ans, slope: -slope / (2 * ans * ans)),
+    "square": _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0),
+}
+
+
+def _hvp_swept(y, node: Tracked, v):
+    """``H v`` by ``hvp``'s sweep, or ``None`` where a node on the way has no rule here."""
+    order = _recorded_order(y.tracker, {node})
+    rules = [None if n.back is not None else SECOND.get(getattr(n.func, "name", None)) for n in order]
+    if None in rules:
+        return None
+    tangent_of = _tangents(order, [node], [v], None)
+    if tangent_of is None:
+        return None
+    g_of, gdot_of = {y.tracker: _one_like(y.tracker.data)}, {}
+    for n, rule in zip(reversed(order), reversed(rules)):
+        if n not in g_of:
+            continue
+        g, gdot = g_of.pop(n), gdot_of.pop(n, None)
+        args = n.args
+        values = [a.data if type(a) is Tracked else a for a in args]
+        tangents = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
+        last = [a is node for a in args]  # x's own sensitivity is not wanted, only its tangent
+        sent = rule(n, g, gdot, values, tangents, last)
+        if sent is None:
+            return None
+        for a, pair in zip(args, sent):
+            if pair is None:
+                continue
+            s, sdot = pair
+            if s is not None:
+                g_of[a] = g_of[a] + s if a in g_of else s
+            if sdot is not None:
+                gdot_of[a] = gdot_of[a] + sdot if a in gdot_of else sdot
+    Hv = gdot_of.get(node)
+    return _zeros_of(node.data) if Hv is None else _fitted(Hv, node)
+
+
+def _one_like(value):
+    if hasattr(value, "shape"):
+        return namespace(value).ones_like(value)
+    return type(value)(1) if isinstance(value, float) else 1.0
+
+
+def _fitted(t, node):
+    """A tangent in its node's shape and dtype (a broadcast operand's tangent is broadcast as its value was)."""
+    value = node.data
+    if type(t) is NDARRAY and type(value) is NDARRAY and t.shape == value.shape and t.dtype == value.dtype:
+        return t  # (most tangents: a fast test first)
+    if not hasattr(value, "shape"):
+        return t.item() if hasattr(t, "item") and getattr(t, "ndim", 0) == 0 else t
+    xp = namespace(value)
+    if getattr(t, "shape", None) != value.shape:
+        t = xp.broadcast_to(xp.asarray(t), value.shape)
+    if t.dtype != value.dtype:
+        t = xp.astype(t, value.dtype)
+    return t
+
+
+def _recorded_order(root: Tracked, inputs: set) -> list:
+    """The nodes of ``root``'s tape above ``inputs`` (which are not in it), each after its arguments: a
+    depth-first postorder, iterative (tapes of any depth)."""
+    order, done = [], set(inputs)
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if expanded or node.isleaf:
+            done.add(node)
+            if not node.isleaf:
+                order.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((a, False) for a in node.args if type(a) is Tracked and a not in done)
+    return order
+
+
+def _reaches(s, node: Tracked) -> bool:
+    """Whether the recorded sensitivity ``s`` may depend on ``node``: it is tracked and recorded, or ``node`` itself
+    (a pullback that sends its sensitivity on as it is, ``real`` of a real array)."""
+    if not isinstance(s, _TrackedValue):
+        return False
+    return not s.tracker.isleaf or s.tracker is node
+
+
+def _tape_of(y) -> set:
+    """Every node of ``y``'s tape, the leaves included."""
+    nodes = set()
+    stack = [y.tracker]
+    while stack:
+        node = stack.pop()
+        if node in nodes:
+            continue
+        nodes.add(node)
+        if not node.isleaf:
+            stack.extend(a for a in node.args if type(a) is Tracked and a not in nodes)
+    return nodes
+
+
+def _pairings(sent: list):
+    """``Re Σᵢ Σ (Jᵀu)ᵢ vᵢ``, recorded: the real pairing under which ``Jᵀ`` is the transpose of ``J`` (for a real
+    loss, the convention's cotangent ``∂L/∂x − i ∂L/∂y`` pairs with a tangent ``dx + i dy`` to give ``dL``)."""
+    ops = operations()
+    before = RECORDING.on
+    RECORDING.on = True
+    try:
+        total = None
+        for s, t in sent:
+            term = ops["sum"](s * t)
+            if _kind(data(term)) == "c" or _kind(data(t)) == "c":
+                term = ops["real"](term)
+            total = term if total is None else total + term
+        return total
+    finally:
+        RECORDING.on = before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Arguments and results
+
+
+def _primals_and_tangents(x, v) -> tuple[tuple, tuple]:
+    """``x`` and ``v`` as tuples of arguments: a tuple is several arguments, anything else one."""
+    if isinstance(x, tuple):
+        if not isinstance(v, tuple) or len(v) != len(x):
+            got = f"a tuple of {len(v)}" if isinstance(v, tuple) else f"a {type(v).__name__}"
+            raise ValueError(
+                f"jvp: x is a tuple of {len(x)} arguments, but v is {got}; pass one tangent per argument, "
+                "a tuple of the same length"
+            )
+        return x, v
+    if isinstance(v, tuple):
+        raise ValueError(
+            f"jvp: v is a tuple of {len(v)} tangents, but x is one argument; pass x as a tuple of arguments too "
+            "(a list is one array)"
+        )
+    return (x,), (v,)
+
+
+def _tangent(v, node: Tracked, i: int, n: int, who: str = "jvp"):
+    """The tangent ``v`` for the input ``node`` as an array of its library, shape and precision, refused with
+    an error naming ``who`` and the shapes where it does not fit."""
+    where, tangent = (f"x[{i}]", f"v[{i}]") if n > 1 else ("x", "v")
+    value = node.data
+    shape = tuple(getattr(value, "shape", ()))
+    tracked = isinstance(v, _TrackedValue)
+    t = v if tracked else namespace(value).asarray(data(v) if hasattr(v, "tracker") else v)
+    kind = _kind(data(t))
+    if kind is None or kind not in "biufc":
+        raise TypeError(f"{who}: the tangent v for {where} is not numbers ({type(v).__name__})")
+    t_shape = tuple(getattr(data(t), "shape", ()))
+    if t_shape != shape:
+        raise ValueError(
+            f"{who}: the tangent {tangent} has shape {t_shape}, but {where} has shape "
+            f"{shape}; pass a tangent of {where}'s shape"
+        )
+    if kind == "c" and _kind(value) != "c":
+        raise TypeError(
+            f"{who}: the tangent {tangent} is complex, but {where} is real; a real input "
+            "moves along real directions only (pass v.real, or make x complex)"
+        )
+    if tracked:
+        return t
+    if hasattr(value, "dtype"):
+        t = namespace(value).astype(t, value.dtype) if kind != _kind(value) or t.dtype != value.dtype else t
+    else:  # a Python number input: a number tangent
+        t = complex(t) if kind == "c" else float(t)
+    return t
+
+
+def _kind(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype.kind
+    if isinstance(value, bool | int | float):
+        return "f"
+    if isinstance(value, complex):
+        return "c"
+    return None
+
+
+def _zeros_of(value):
+    value = data(value)
+    if not hasattr(value, "shape"):
+        return type(value)(0) if isinstance(value, float | complex) else 0.0
+    return namespace(value).zeros_like(value)
+
+
+def _result(value, inside: bool):
+    """A result as the caller gets it: tracked inside a differentiation where it depends on tracked values;
+    otherwise plain (a 0-d NumPy array as a number)."""
+    if inside and isinstance(value, _TrackedValue) and not value.tracker.isleaf:
+        return value
+    value = data(value)
+    if hasattr(value, "ndim") and value.ndim == 0 and library_name(value) == "numpy":
+        return value.item()
+    return value
