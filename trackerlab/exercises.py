@@ -307,7 +307,14 @@ OUTPUT_SIZE_CASES = (
 
 def check_output_size(out_size: Callable) -> None:
     """Check ``out_size(n, kernel, stride, padding, dilation)``, the number of positions of a window sliding
-    over ``n`` pixels, against the length of ``tl.conv``'s output for each case of ``OUTPUT_SIZE_CASES``."""
+    over ``n`` pixels, against the length of ``tl.conv``'s output for each case of ``OUTPUT_SIZE_CASES``.
+
+    >>> import trackerlab as tl
+    >>> def out_size(n, kernel, stride, padding, dilation):
+    ...     return (n + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+    >>> tl.exercises.check_output_size(out_size)
+    ✓ out_size: right on 8 cases.
+    """
     for n, kernel, stride, padding, dilation in OUTPUT_SIZE_CASES:
         expected = conv(
             np.zeros((1, 1, n)), np.zeros((1, 1, kernel)), stride=stride, padding=padding, dilation=dilation
@@ -346,7 +353,13 @@ def _shift(got: np.ndarray, expected: np.ndarray, reach: int) -> tuple[int, int]
 
 def check_same_conv(same_conv: Callable) -> None:
     """Check ``same_conv(x, w, b)``, a convolution whose output has the size of its input, against
-    ``tl.conv(x, w, b, padding="same")``, with filters of 3×3 and 5×5 pixels on random images."""
+    ``tl.conv(x, w, b, padding="same")``, with filters of 3×3 and 5×5 pixels on random images; where the output
+    is the right one shifted, the message says by how many rows and columns.
+
+    >>> import trackerlab as tl
+    >>> tl.exercises.check_same_conv(lambda x, w, b: tl.conv(x, w, b, padding=w.shape[-1] // 2))
+    ✓ same_conv: the output of tl.conv with padding="same", for 3×3 and 5×5 filters.
+    """
     rng = np.random.default_rng(7)
     for kernel in (3, 5):
         x = rng.normal(size=(2, 3, 8, 8))
