@@ -150,6 +150,55 @@ def test_early_stopping(capsys):
         tl.exercises.check_early_stopping(lambda losses, patience: (len(losses), int(np.argmin(losses)) + 1))
 
 
+def _out_size(n, kernel, stride=1, padding=0, dilation=1):
+    return (n + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def test_output_size(capsys):
+    tl.exercises.check_output_size(_out_size)
+    assert "out_size: right on 8 cases" in capsys.readouterr().out
+    no_dilation = lambda n, kernel, stride, padding, dilation: (n + 2 * padding - kernel) // stride + 1
+    with pytest.raises(ExerciseError, match=r"dilation=2\) returned 8; tl.conv gives 6 positions") as error:
+        tl.exercises.check_output_size(no_dilation)
+    assert "dilation·(kernel − 1) + 1 pixels" in str(error.value)
+    rounded_up = lambda n, kernel, stride, padding, dilation: -(-(n + 2 * padding - kernel) // stride) + 1
+    with pytest.raises(ExerciseError, match=r"out_size\(n=7, kernel=2, stride=2, padding=0, dilation=1\) returned 4"):
+        tl.exercises.check_output_size(rounded_up)
+
+
+def _padded_conv(before, after):
+    """A convolution that pads by hand: ``before(k)`` and ``after(k)`` zeros for a k×k filter."""
+
+    def same_conv(x, w, b):
+        k = w.shape[-1]
+        widths = (before(k), after(k))
+        return tl.conv(np.pad(x, ((0, 0), (0, 0), widths, widths)), w, b)
+
+    return same_conv
+
+
+def test_same_conv(capsys):
+    tl.exercises.check_same_conv(_padded_conv(lambda k: k // 2, lambda k: k // 2))
+    tl.exercises.check_same_conv(lambda x, w, b: tl.conv(tl.param(x), w, b, padding=w.shape[-1] // 2))
+    assert capsys.readouterr().out.count('same_conv: the output of tl.conv with padding="same"') == 2
+    with pytest.raises(
+        ExerciseError, match=r"3×3 filters: the output differs .* shifted by \(-1, -1\) pixels"
+    ) as error:
+        tl.exercises.check_same_conv(_padded_conv(lambda k: 0, lambda k: k - 1))  # every zero after the image
+    assert "(k − 1) / 2 zeros on every side" in str(error.value)
+    with pytest.raises(
+        ExerciseError, match=r"5×5 filters: the output has shape \(2, 4, 6, 6\); expected \(2, 4, 8, 8\)"
+    ):
+        tl.exercises.check_same_conv(_padded_conv(lambda k: 1, lambda k: 1))  # right for 3×3 only
+    with pytest.raises(ExerciseError, match=r"3×3 filters: the output differs .* by up to [0-9.]+\.\n"):
+        tl.exercises.check_same_conv(lambda x, w, b: 1.01 * tl.conv(x, w, b, padding="same"))  # no shift explains it
+    tl.set_language("ja")
+    with pytest.raises(ExerciseError, match="ヒント:"):
+        tl.exercises.check_same_conv(_padded_conv(lambda k: 0, lambda k: k - 1))
+    with pytest.raises(ExerciseError, match="まだ解答がない"):
+        tl.exercises.check_output_size(lambda *args: (_ for _ in ()).throw(NotImplementedError()))
+
+
 def test_predictions_of_values():
     tl.exercises.check_prediction("trips", 63, 63.0)
     tl.exercises.check_prediction("grad_w", np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
@@ -187,6 +236,9 @@ WRONG = {
     "exercise-06-1-answer": "per_block = [tl.gradient(lambda: block_loss(i), params) for i in range(X.numblocks[0])]\n"
     "grad_w = sum(grads[w] for grads in per_block)",  # the sum, not the mean
     "exercise-06-2-answer": "predicted_computes = (1, 1)",
+    "exercise-07-1-answer": "    return (n + 2 * padding - kernel) // stride + 1",  # no dilation
+    "exercise-07-2-answer": "    return meanpool2(tl.data(x)), lambda Δ: (tl.repeat(tl.repeat(Δ, 2, axis=2), 2, axis=3),)",
+    "exercise-07-3-answer": "    padded = np.pad(x, ((0, 0), (0, 0), (0, k - 1), (0, k - 1)))",  # the planted bug again
 }
 
 

@@ -29,6 +29,7 @@ TUTORIALS = {
     "04": ("training_a_small_model", {"en", "ja", "zh"}),
     "05": ("finding_a_wrong_gradient", {"en", "ja", "zh"}),
     "06": ("when_data_outgrows_memory", {"en", "ja", "zh"}),
+    "07": ("a_small_cnn", {"en", "ja", "zh"}),
 }
 # The extras of pyproject.toml a tutorial needs besides the package itself (it says so in its first cell).
 EXTRAS = {"06": ("dask",)}

@@ -16,21 +16,25 @@ a right one prints one line.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ._language import _
 from .api import gradient
+from .rules.conv import conv
 from .tracked import Tracked, data, tracker
 from .walk import backprop_steps
 
 __all__ = [
     "ExerciseError",
     "check_early_stopping",
+    "check_output_size",
     "check_prediction",
     "check_ref",
     "check_rule",
+    "check_same_conv",
     "check_walk",
     "check_walk_order",
 ]
@@ -284,6 +288,116 @@ def check_early_stopping(stop_epoch: Callable) -> None:
                 ),
             )
     print(_("✓ stop_epoch: right on {count} sequences of losses.").format(count=len(EARLY_STOPPING_CASES)))
+
+
+# ---------------------------------------------------------------- tutorial 07: convolutions
+
+OUTPUT_SIZE_CASES = (
+    # (n, kernel, stride, padding, dilation): sizes, strides that do and do not divide, padding, dilation
+    (8, 3, 1, 0, 1),
+    (8, 3, 1, 1, 1),
+    (8, 2, 2, 0, 1),
+    (7, 2, 2, 0, 1),
+    (8, 3, 2, 1, 1),
+    (9, 4, 3, 2, 1),
+    (10, 3, 1, 0, 2),
+    (12, 3, 2, 2, 3),
+)
+
+
+def check_output_size(out_size: Callable) -> None:
+    """Check ``out_size(n, kernel, stride, padding, dilation)``, the number of positions of a window sliding
+    over ``n`` pixels, against the length of ``tl.conv``'s output for each case of ``OUTPUT_SIZE_CASES``.
+
+    >>> import trackerlab as tl
+    >>> def out_size(n, kernel, stride, padding, dilation):
+    ...     return (n + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+    >>> tl.exercises.check_output_size(out_size)
+    ✓ out_size: right on 8 cases.
+    """
+    for n, kernel, stride, padding, dilation in OUTPUT_SIZE_CASES:
+        expected = conv(
+            np.zeros((1, 1, n)), np.zeros((1, 1, kernel)), stride=stride, padding=padding, dilation=dilation
+        )
+        expected = expected.shape[-1]
+        try:
+            got = out_size(n, kernel, stride, padding, dilation)
+        except NotImplementedError as error:
+            _not_answered(error)
+        if got != expected:
+            _fail(
+                _(
+                    "out_size(n={n}, kernel={kernel}, stride={stride}, padding={padding}, dilation={dilation}) "
+                    "returned {got}; tl.conv gives {expected} positions."
+                ).format(
+                    n=n, kernel=kernel, stride=stride, padding=padding, dilation=dilation, got=got, expected=expected
+                ),
+                _(
+                    "the window spans dilation·(kernel − 1) + 1 pixels of the n + 2·padding, and its first pixel "
+                    "moves stride pixels at a time: count the places where it still fits (round down)."
+                ),
+            )
+    print(_("✓ out_size: right on {count} cases.").format(count=len(OUTPUT_SIZE_CASES)))
+
+
+def _shift(got: np.ndarray, expected: np.ndarray, reach: int) -> tuple[int, int] | None:
+    """``(rows, columns)`` by which ``got`` is ``expected`` moved, where the two overlap (None if it is not)."""
+    h, w = expected.shape[-2:]
+    for dy, dx in itertools.product(range(-reach, reach + 1), repeat=2):
+        moved = got[..., max(0, dy) : h + min(0, dy), max(0, dx) : w + min(0, dx)]
+        kept = expected[..., max(0, -dy) : h + min(0, -dy), max(0, -dx) : w + min(0, -dx)]
+        if (dy, dx) != (0, 0) and np.allclose(moved, kept, rtol=RTOL, atol=ATOL):
+            return dy, dx
+    return None
+
+
+def check_same_conv(same_conv: Callable) -> None:
+    """Check ``same_conv(x, w, b)``, a convolution whose output has the size of its input, against
+    ``tl.conv(x, w, b, padding="same")``, with filters of 3×3 and 5×5 pixels on random images; where the output
+    is the right one shifted, the message says by how many rows and columns.
+
+    >>> import trackerlab as tl
+    >>> tl.exercises.check_same_conv(lambda x, w, b: tl.conv(x, w, b, padding=w.shape[-1] // 2))
+    ✓ same_conv: the output of tl.conv with padding="same", for 3×3 and 5×5 filters.
+    """
+    rng = np.random.default_rng(7)
+    for kernel in (3, 5):
+        x = rng.normal(size=(2, 3, 8, 8))
+        w, b = rng.normal(size=(4, 3, kernel, kernel)), rng.normal(size=4)
+        expected = np.asarray(conv(x, w, b, padding="same"))
+        try:
+            got = np.asarray(data(same_conv(x, w, b)), dtype=float)
+        except NotImplementedError as error:
+            _not_answered(error)
+        hint = _(
+            "a k×k filter needs (k − 1) / 2 zeros on every side of the image, before and after: "
+            "padding only after moves the output towards the top left."
+        )
+        if got.shape != expected.shape:
+            _fail(
+                _("same_conv with {k}×{k} filters: the output has shape {got}; expected {expected}.").format(
+                    k=kernel, got=got.shape, expected=expected.shape
+                ),
+                hint,
+            )
+        if not _close(got, expected):
+            moved = _shift(got, expected, kernel)
+            where = (
+                _(
+                    " It is the right output shifted by ({rows}, {columns}) pixels (rows, columns; negative is up "
+                    "and to the left)."
+                ).format(rows=moved[0], columns=moved[1])
+                if moved
+                else ""
+            )
+            _fail(
+                _(
+                    'same_conv with {k}×{k} filters: the output differs from tl.conv(x, w, b, padding="same") '
+                    "by up to {error}.{where}"
+                ).format(k=kernel, error=f"{float(np.max(np.abs(got - expected))):.3g}", where=where),
+                hint,
+            )
+    print(_('✓ same_conv: the output of tl.conv with padding="same", for 3×3 and 5×5 filters.'))
 
 
 # ---------------------------------------------------------------- any tutorial: a predicted value
