@@ -5,6 +5,7 @@ API build on it; the caller's arrays the tape keeps as constants are guarded in 
 from __future__ import annotations
 
 import threading
+import weakref
 
 from ._backend import NDARRAY, namespace
 
@@ -16,6 +17,24 @@ def _lock(value):
     if type(value) is NDARRAY:
         _setflags(value, False)
     return value
+
+
+# The NumPy arrays parameters hold. They are read-only, as the tape's own values are, but ``update_`` steps them
+# in place, so one used as a constant (``x * tl.data(W)``) must be guarded as the caller's writeable arrays are
+# (``_guard``): the tape's own values never change, and are kept as they are.
+_PARAMETER_ARRAYS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id → the array
+
+
+def _parameter_array(value):
+    """``value``, read-only, noted as a parameter's (``update_`` may step it in place)."""
+    if type(value) is NDARRAY:
+        _setflags(value, False)
+        _PARAMETER_ARRAYS[id(value)] = value
+    return value
+
+
+def _is_parameter_array(value) -> bool:
+    return _PARAMETER_ARRAYS.get(id(value)) is value
 
 
 def _copy_plain(value):
@@ -31,9 +50,7 @@ def _leaf_value(x, who: str):
     """The plain ``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one
     else holds (``who`` names the caller in errors)."""
     if type(x) is NDARRAY and x.ndim and x.dtype.kind in "fc":  # a NumPy array of numbers, the common case
-        x = x.copy(order="K")
-        _setflags(x, False)
-        return x
+        return _parameter_array(x.copy(order="K"))
     if isinstance(x, bool | int | float):
         return float(x)
     xp = namespace(x)
@@ -52,7 +69,7 @@ def _leaf_value(x, who: str):
         x = x[()]  # a numpy scalar: fast arithmetic, same dtype
         if x.dtype == "float64":
             x = float(x)
-    return _lock(x)
+    return _parameter_array(x)
 
 
 def _zeros_like(x):

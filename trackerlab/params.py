@@ -9,11 +9,12 @@ from collections.abc import Iterable, Mapping
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._grads import reset
-from ._plain import _lock, _setflags
+from ._plain import _parameter_array, _setflags
 from ._precision import dtype_kind, dtype_name
 from .tracked import _changed, _TrackedValue, data, tracker
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]
+
 
 class Params:
     """An ordered set of tracked parameters, for ``gradient(f, Params([W, b]))`` and the optimisers.
@@ -92,7 +93,6 @@ class Grads:
         return _text.grads_repr(self)
 
 
-
 def update_(x, Δ, grads=None):
     """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
 
@@ -125,7 +125,7 @@ def update_(x, Δ, grads=None):
         try:
             _setflags(value, True)
         except ValueError:  # an array the leaf does not own: replace it
-            value = _lock((value + step).astype(value.dtype))
+            value = _parameter_array((value + step).astype(value.dtype))
         else:
             try:
                 value += step

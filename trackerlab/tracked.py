@@ -26,7 +26,7 @@ from ._plain import (
     ZERO_GRAD,
     _copy_plain,
     _leaf_value,
-    _lock,
+    _parameter_array,
     _shape,
     _Zeros,  # noqa: F401  (the lazily-zero .grad's marker: tests read it from here)
 )
@@ -226,7 +226,7 @@ def _copy_leaf(value, who: str):
 def _restore(value, grad):
     """A parameter holding ``value`` (owned by it from now on) and ``grad``: what pickle and copy rebuild."""
     _grad_given(grad)
-    return _wrap(_leaf(_lock(value), grad))
+    return _wrap(_leaf(_parameter_array(value), grad))
 
 
 class TrackedReal(_TrackedValue):
