@@ -287,7 +287,9 @@ SPELLED = {
     "np.hsplit": lambda x: np.hsplit(x, 3)[1],
     "np.vsplit": lambda x: np.vsplit(x, [1])[1],
     "np.kron": lambda x: np.kron(x, C[:2, :2]),
-    "np.linalg.eig": lambda x: np.real(np.linalg.eig(x)[0]) + np.imag(np.linalg.eig(x)[1] * np.conj(np.linalg.eig(x)[1])),
+    "np.linalg.eig": lambda x: (
+        np.real(np.linalg.eig(x)[0]) + np.imag(np.linalg.eig(x)[1] * np.conj(np.linalg.eig(x)[1]))
+    ),
     "np.linalg.eigh": lambda x: np.linalg.eigh(x)[1] * np.linalg.eigh(x)[1][:1],
     "np.linalg.eigvals": lambda x: np.imag(np.linalg.eigvals(x)) ** 2,
     "np.linalg.svd": lambda x: np.linalg.svd(x)[1] * np.linalg.svd(x)[0][:1] * np.linalg.svd(x)[2][:, :1].T,
@@ -327,3 +329,63 @@ def test_each_numpy_function_gives_numpys_value_and_gradient(spelling):
 
 def test_every_case_names_a_spelling():
     assert set(SPELLED) <= set(FUNCTION_SPELLINGS)
+
+
+# ----------------------------------------------------------------------------------------------------
+# NumPy's array subclasses whose arithmetic is not an array's: refused by name, as constants and as parameters
+
+MASKED = np.ma.masked_array([1.5, 2.0, 4.5, 6.0], mask=[0, 1, 0, 0])
+MATRIX = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: tl.mean((p - MASKED) ** 2),
+        lambda p: np.subtract(p, MASKED),
+        lambda p: tl.mean(tl.square(tl.subtract(p, MASKED))),
+        lambda p: p * MASKED,
+    ],
+)
+def test_a_masked_array_constant_is_refused_by_name(call):
+    with pytest.raises(TypeError, match=r"argument 2 is a NumPy masked array.*y\.compressed\(\)"):
+        call(tl.param([1.0, 2.0, 3.0, 4.0]))
+
+
+def test_the_masked_loss_written_with_weights_has_numpys_value_and_the_masked_gradient():
+    p = tl.param([1.0, 2.0, 3.0, 4.0])
+    w = ~np.ma.getmaskarray(MASKED)
+    loss = tl.sum(w * (p - MASKED.data) ** 2) / w.sum()
+    assert tl.data(loss) == pytest.approx(float(np.mean((tl.data(p) - MASKED) ** 2)))
+    tl.back_(loss)
+    np.testing.assert_allclose(p.grad, [-1 / 3, 0.0, -1.0, -4 / 3])  # 2 (p - y) / 3 where y is not masked
+
+
+@pytest.mark.parametrize(
+    "call, position",
+    [
+        (lambda w: w * MATRIX, 2),
+        (lambda w: MATRIX * w, 1),
+        (lambda w: np.multiply(w, MATRIX), 2),
+        (lambda w: w @ MATRIX, 2),
+        (lambda w: tl.sum(w + MATRIX), 2),
+    ],
+)
+def test_an_np_matrix_constant_is_refused_by_name(call, position):
+    with pytest.raises(TypeError, match=rf"argument {position} is an np\.matrix.*np\.asarray\(M\)"):
+        call(tl.param(np.ones((2, 2))))
+
+
+@pytest.mark.parametrize("value, kind", [(MASKED, "a NumPy masked array"), (MATRIX, r"an np\.matrix")])
+def test_a_parameter_of_a_masked_array_or_a_matrix_is_refused(value, kind):
+    with pytest.raises(TypeError, match=f"param: argument 1 is {kind}"):
+        tl.param(value)
+    with pytest.raises(TypeError, match=f"x.data = ...: argument 1 is {kind}"):
+        tl.param(np.ones(value.shape)).data = value
+
+
+def test_other_array_subclasses_still_work_as_constants():
+    x = tl.param([1.0, 2.0])
+    y = x * tl.param([3.0, 4.0]).data  # the read-only view x.data hands out
+    tl.back_(tl.sum(y))
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0])

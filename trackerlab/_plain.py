@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as _np
+
 from ._backend import NDARRAY, namespace
 
 _setflags = NDARRAY.setflags
@@ -37,6 +39,29 @@ def _is_parameter_array(value) -> bool:
     return _PARAMETER_ARRAYS.get(id(value)) is value
 
 
+# NumPy's array subclasses whose arithmetic is not the arrays' that the rules differentiate: a masked array's
+# mask is ignored by the rules (the value skipped the masked entries, the gradient counted them), and an
+# ``np.matrix``'s ``*`` is the matrix product (the value was the product, the gradient elementwise). Refused.
+_REFUSED = {
+    _np.matrix: (
+        "an np.matrix, whose * and ** are matrix products where the gradient rules follow arrays; pass "
+        "np.asarray(M) (scipy.sparse's .toarray() instead of .todense()) and write @ for the matrix product"
+    ),
+    _np.ma.MaskedArray: (
+        "a NumPy masked array, whose mask the gradient rules would not see (the gradient would count the "
+        "masked entries); pass plain arrays: the entries you mean (y.compressed(), y.filled(v)), or weights "
+        "w = ~np.ma.getmaskarray(y) in the loss, e.g. tl.sum(w * (p - y.data)**2) / w.sum()"
+    ),
+}
+
+
+def refuse_subclass(name: str, position, value, who: str = "argument") -> None:
+    """Refuse an ``np.matrix`` or a masked array given to ``name`` (``position`` counting from 1)."""
+    for kind, why in _REFUSED.items():
+        if isinstance(value, kind):
+            raise TypeError(f"{name}: {who} {position} is {why}")
+
+
 def _copy_plain(value):
     """A copy of a plain value that shares no memory with it (Python and NumPy scalars are immutable)."""
     if type(value) is NDARRAY:
@@ -53,6 +78,8 @@ def _leaf_value(x, who: str):
         return _parameter_array(x.copy(order="K"))
     if isinstance(x, bool | int | float):
         return float(x)
+    if isinstance(x, NDARRAY):  # a subclass (a masked array, an np.matrix): refused, as a constant is
+        refuse_subclass(who, 1, x)
     xp = namespace(x)
     if not hasattr(x, "dtype"):
         try:
