@@ -142,7 +142,10 @@ CASES = {
     "cosh": [(tl.cosh, Z)],
     "tanh": [(tl.tanh, SMALL)],
     # fused pullbacks (nested AD): holomorphic in g and in t or x
-    "_tanh_backward": [(lambda g, t: op["_tanh_backward"](g, t), Z, SMALL), (lambda g, t: op["_tanh_backward"](g, t), Z, R)],
+    "_tanh_backward": [
+        (lambda g, t: op["_tanh_backward"](g, t), Z, SMALL),
+        (lambda g, t: op["_tanh_backward"](g, t), Z, R),
+    ],
     "_power_backward": [
         (lambda g, x: op["_power_backward"](g, x, exponent=3), Z, W),
         (lambda g, x: op["_power_backward"](g, x, exponent=2.5), W, POS),
@@ -348,3 +351,31 @@ def test_the_checker_catches_a_conjugated_rule():
 
     with pytest.raises(AssertionError, match="imaginary parts"):
         complex_check(modulus, Z, order=1)
+
+
+# ---------------------------------------------------------------- the Jacobian of a real-to-complex function
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (lambda a: a * (1 + 1j), np.array([1.0, 2.0])),
+        (lambda a: tl.exp(1j * a) * a, np.array([0.5, 1.0, -0.3])),
+        (lambda a: tl.exp(1j * a), 0.5),
+        (lambda a: tl.stack([a[0] * a[1], 1j * a[1] ** 2]), np.array([0.7, -1.2])),
+    ],
+)
+def test_the_jacobian_of_a_real_to_complex_function_keeps_the_imaginary_part(f, x):
+    def plain(a):
+        return np.asarray(tl.data(f(a)), dtype=complex)
+
+    eps = 1e-6
+    columns = []
+    for i in range(np.size(x)):
+        e = np.zeros(np.shape(x))
+        e.flat[i] = eps
+        columns.append(((plain(x + e) - plain(x - e)) / (2 * eps)).reshape(-1))
+    expected = np.stack(columns, axis=-1).reshape(np.shape(plain(x)) + np.shape(x))
+    J = tl.jacobian(f, x)
+    assert np.iscomplexobj(J)
+    np.testing.assert_allclose(J, expected, rtol=1e-7, atol=1e-9)

@@ -30,6 +30,13 @@ def jacobian(f: Callable, x):
     check_numbers(y, "jacobian")
     y_value = data(y)
     x_value = data(x) if isinstance(x, _TrackedValue) else data(param(x))
+    if _complex(y_value) and not _complex(x_value):
+        # a real x and complex values: a backward pass gives the derivative of the real part of what it is seeded
+        # with, so the Jacobian is that of the real part plus i times that of the imaginary part, each a walk
+        # (a real seed alone dropped the imaginary part)
+        ops = operations()
+        real = jacobian(lambda x: ops["real"](f(x)), x)
+        return real + 1j * jacobian(lambda x: ops["imag"](f(x)), x)
     out_shape = tuple(getattr(y_value, "shape", ()))
     in_shape = tuple(getattr(x_value, "shape", ()))
     n_out = math.prod(out_shape)
@@ -63,6 +70,11 @@ def jacobian(f: Callable, x):
     J = rp.stack(rows) if rows else rp.zeros((0, math.prod(in_shape)))
     J = rp.reshape(J, out_shape + in_shape)
     return J if J.ndim or library_name(J) != "numpy" else J.item()  # device values stay there; complex stays complex
+
+
+def _complex(value) -> bool:
+    xp = namespace(value)
+    return xp.isdtype(xp.asarray(value).dtype, "complex floating")
 
 
 def hessian(f: Callable, x):
