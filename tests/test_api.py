@@ -260,8 +260,47 @@ def test_zero_grad_of_a_collection_gives_each_value_fresh_zeros():
     np.testing.assert_array_equal(W.grad, np.zeros((2, 3)))
     np.testing.assert_array_equal(b.grad, [0.0, 0.0])
     assert s.grad == 0.0
-    with pytest.raises(TypeError, match=r"zero_grad_: x is not tracked \(got ndarray\)"):
+    with pytest.raises(TypeError, match=r"zero_grad_: value 2 is not tracked \(got ndarray\)"):
         tl.zero_grad_([W, np.ones(2)])
+
+
+def test_zero_grad_refuses_a_computed_value_and_resets_nothing_then():
+    W = tl.param([1.0, 2.0])
+    y = W * 2
+    tl.back_(tl.sum(y * y))
+    with pytest.raises(ValueError, match=r"zero_grad_: x is the result of multiply, not a parameter"):
+        tl.zero_grad_(y)
+    with pytest.raises(ValueError, match=r"zero_grad_: value 2 is the result of multiply, not a parameter"):
+        tl.zero_grad_([W, y])
+    np.testing.assert_array_equal(W.grad, [8.0, 16.0])  # all or nothing: W kept its gradient
+    tl.zero_grad_([W, [W]])
+    np.testing.assert_array_equal(W.grad, [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "params, grads, message",
+    [
+        ("W y b", [[1.0, 1.0], [1.0, 1.0], [1.0]], r"parameter 2 is the result of multiply, not a parameter"),
+        ("W b", [[1.0, 1.0], [1.0, 1.0]], r"the gradient of parameter 2 has shape \(2,\), but the parameter has"),
+        ("W b", [[1.0, 1.0], "a"], r"the gradient of parameter 2 is"),
+        ("W b", [[1.0, 1.0], None], r"the gradient of parameter 2 is None"),
+    ],
+)
+@pytest.mark.parametrize("opt", [tl.optim.Descent(0.1), tl.optim.Momentum(0.1), tl.optim.ADAM(0.1)], ids=repr)
+def test_an_optimiser_step_is_all_or_nothing(opt, params, grads, message):
+    W, b = tl.param([1.0, 2.0]), tl.param([3.0])
+    named = {"W": W, "b": b, "y": W * 2}
+    with pytest.raises((TypeError, ValueError), match="update_: " + message):
+        tl.update_(opt, [named[n] for n in params.split()], grads)
+    np.testing.assert_array_equal(tl.data(W), [1.0, 2.0])
+    np.testing.assert_array_equal(tl.data(b), [3.0])
+
+
+def test_an_optimiser_takes_gradients_given_as_lists():
+    W, b = tl.param([1.0, 2.0]), tl.param([3.0])
+    tl.update_(tl.optim.Descent(0.5), [W, b], [[1.0, 2.0], [2.0]])
+    np.testing.assert_allclose(tl.data(W), [0.5, 1.0])
+    np.testing.assert_allclose(tl.data(b), [2.0])
 
 
 def test_back_accumulates_into_a_grad_that_code_holds_and_never_shares_one_array():
