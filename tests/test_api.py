@@ -560,3 +560,74 @@ def test_a_complex_seed_for_a_complex_value_and_a_real_seed_are_taken():
     x = tl.param(np.array([1.0, 2.0]))
     tl.back_(x * x, np.array([1.0, 3.0]))
     np.testing.assert_allclose(x.grad, [2.0, 12.0])
+
+
+# ---------------------------------------------------------------- forward's walk stops where its inputs cannot be
+
+
+def _counted_history(calls: list, p, length: int):
+    """``p`` through ``length`` recorded calls of a rule that counts its pullback's runs in ``calls``."""
+
+    @tl.primitive
+    def scale(v):
+        return v * 1.001
+
+    @tl.grad_rule(scale)
+    def _(v):
+        def pullback(g):
+            calls.append(1)
+            return (g * 1.001,)
+
+        return tl.data(v) * 1.001, pullback
+
+    w = p
+    for _ in range(length):
+        w = scale(w)
+    return w
+
+
+@pytest.mark.parametrize("spelling", ["forward", "gradient"])
+def test_the_walk_of_forward_and_gradient_does_not_run_the_history_of_a_value_f_closes_over(spelling):
+    calls = []
+    p = tl.param(2.0)
+    w = _counted_history(calls, p, 50)
+    if spelling == "forward":
+        _, back = tl.forward(lambda x: x * w, 5.0)
+        (g,) = back(1.0)
+    else:
+        (g,) = tl.gradient(lambda x: x * w, 5.0)
+    assert calls == []
+    assert tl.data(g) == pytest.approx(2 * 1.001**50)
+    tl.back_(g)  # the sensitivity still depends on w, and so on p: d/dp of 1.001**50 p
+    assert p.grad == pytest.approx(1.001**50)
+    assert len(calls) == 50
+
+
+def test_a_pullback_calling_forward_on_a_function_closing_over_its_own_output_does_not_recurse():
+    holder = {}
+
+    @tl.primitive
+    def square(a):
+        return a * a
+
+    @tl.grad_rule(square)
+    def _(a):
+        def pullback(g):
+            _, back = tl.forward(lambda x: x * holder["y"], 1.0)
+            (s,) = back(1.0)
+            return (g * 2 * tl.data(a) + 0 * tl.data(s),)
+
+        return tl.data(a) ** 2, pullback
+
+    a = tl.param(3.0)
+    holder["y"] = y = square(a)
+    tl.back_(y)
+    assert a.grad == 6.0
+
+
+def test_forward_still_walks_what_f_records_from_a_value_it_closes_over():
+    w = tl.param([1.0, 2.0]) * 3
+    _, back = tl.forward(lambda x: tl.sum(tl.sin(x * w) * w), np.array([0.5, -0.25]))
+    (g,) = back(1.0)
+    w_ = np.array([3.0, 6.0])
+    np.testing.assert_allclose(tl.data(g), np.cos(np.array([0.5, -0.25]) * w_) * w_**2)

@@ -16,7 +16,7 @@ from ._recording import RECORDING
 from .lazy import land, lazy_in
 from .ops import _holds_tracked, operations
 from .params import Grads, Params, update_, zero_grad_
-from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .tracked import Tracked, _leaf, _new, _next_epoch, _TrackedValue, _wrap, data, param
 from .walk import _count_uses, _walk
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "update_", "zero_grad_"]
@@ -38,9 +38,7 @@ def back_(y, Δ=None) -> None:
     # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
     # gradient as it was, and a retry after the fix counts nothing twice.
     found = [
-        (step.node, step.delta)
-        for step in _walk(y, Δ, "back_", pending=False, leaves_only=True)
-        if step.node.isleaf
+        (step.node, step.delta) for step in _walk(y, Δ, "back_", pending=False, leaves_only=True) if step.node.isleaf
     ]
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
@@ -93,12 +91,13 @@ def forward(f: Callable, *args):
     >>> back(1)
     (3.0 (tracked), 2.0 (tracked))
     """
+    horizon = _next_epoch()  # what f records is of this epoch or later: nothing older can reach its inputs
     inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
     given_tracked = _any_tracked(args)
 
     def back(Δ=None):
-        return _back(f, nodes, y, Δ, given_tracked)
+        return _back(f, nodes, y, Δ, given_tracked, horizon)
 
     return y, back
 
@@ -110,9 +109,12 @@ def _any_tracked(args) -> bool:
     return False
 
 
-def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
+def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizon: int) -> tuple:
     """``forward``'s ``back(Δ)`` for the input nodes ``nodes`` of ``y = f(...)`` (``given_tracked``: some
-    argument was tracked, so its node is a recorded identity, not a leaf)."""
+    argument was tracked, so its node is a recorded identity, not a leaf). A node recorded before ``f`` ran
+    (of an epoch before ``horizon``: a value ``f`` closes over) cannot reach the inputs, so the walk stops
+    there: its history is not walked (nor, for a pullback that calls ``forward`` on a function closing over
+    its own output, walked again and again)."""
     if not isinstance(y, _TrackedValue):  # f's value does not depend on the inputs: zeros, for a Δ that fits y
         check_numbers(y, "forward")  # a tuple of tracked results is not tracked itself: back sent zeros
         shape = shape_of(data(y))
@@ -123,23 +125,20 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
     # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
     # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-    if not given_tracked and not isinstance(Δ, _TrackedValue):  # the walk's count of uses tells, in the same
-        reached = []  # pass, what the tape reaches
-        verified = Verified()
-        uses = _count_uses(y.tracker, (), reached, verified)
-        if _self_contained(reached, nodes):
-            if Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy, so that a
-                Δ = _copied(Δ)  # change the caller makes to it afterwards is not seen
-            found = _plain_sensitivities(y, Δ, "back", uses)
-            value = data(y)
-            return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
-    else:
-        uses = verified = None
-    # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
-    # argument's identity node is where the walk must stop
-    found = _sensitivities(
-        y, Δ, "back", nodes, nest=True, stop=nodes if given_tracked else (), uses=uses, verified=verified
-    )
+    # The walk's count of uses tells, in the same pass, what the tape reaches (and adds to ``stop`` the nodes
+    # recorded before f ran). The input nodes of plain arguments are fresh leaves, which the walk stops at
+    # anyway; a tracked argument's identity node is where the walk must stop.
+    reached = []
+    verified = Verified()
+    stop = set(nodes) if given_tracked else set()
+    uses = _count_uses(y.tracker, stop, reached, verified, horizon)
+    if not given_tracked and not isinstance(Δ, _TrackedValue) and _self_contained(reached, nodes):
+        if Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy, so that a
+            Δ = _copied(Δ)  # change the caller makes to it afterwards is not seen
+        found = _plain_sensitivities(y, Δ, "back", uses)
+        value = data(y)
+        return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
+    found = _sensitivities(y, Δ, "back", nodes, nest=True, stop=stop, uses=uses, verified=verified)
     return tuple([_as_result(found.get(n), n) for n in nodes])
 
 
@@ -284,9 +283,10 @@ def gradient(f: Callable, *args):
     """
     if len(args) == 1 and isinstance(args[0], Params):
         return _gradient_params(f, args[0])
+    horizon = _next_epoch()  # as in forward
     inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
     check_loss(y, "gradient")
-    return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args))
+    return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args), horizon)
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:
