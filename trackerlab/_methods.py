@@ -208,6 +208,7 @@ def _in_place(name: str, instead: str):
     method.__name__ = name
     return method
 
+
 # for the generated documentation: each operator and method, by the operation behind it
 OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
 METHODS = {name: op for name, (op, _) in _METHODS.items()}
@@ -243,6 +244,16 @@ LOST_TRACKING = (
 )
 
 
+def _floor_divide(x, y):
+    """``x // y``, which is piecewise constant (derivative 0): the plain quotient, as NumPy gives it for arrays and
+    ``divmod`` (inf or nan where ``y`` is 0, where Python's floats raise ``ZeroDivisionError``)."""
+    try:
+        return x // y
+    except ZeroDivisionError:
+        xp = ns(x, y)
+        return xp.floor_divide(xp.asarray(x), xp.asarray(y))[()]
+
+
 def bind() -> None:
     for name, (_, method) in {**_OPERATORS, **_METHODS}.items():
         setattr(_TrackedValue, name, method)
@@ -258,8 +269,8 @@ def bind() -> None:
     _TrackedValue.__trunc__ = lambda self: math.trunc(data(self))
     _TrackedValue.__floor__ = lambda self: math.floor(data(self))
     _TrackedValue.__ceil__ = lambda self: math.ceil(data(self))
-    _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
-    _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
+    _TrackedValue.__floordiv__ = lambda self, other: _floor_divide(data(self), plain(other))
+    _TrackedValue.__rfloordiv__ = lambda self, other: _floor_divide(plain(other), data(self))
     _TrackedValue.__array_ufunc__ = numpy_protocol.dispatch_ufunc
     _TrackedValue.__array_function__ = lambda self, func, types, args, kwargs: numpy_protocol.array_function(
         func, types, args, kwargs
