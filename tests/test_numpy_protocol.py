@@ -389,3 +389,37 @@ def test_other_array_subclasses_still_work_as_constants():
     y = x * tl.param([3.0, 4.0]).data  # the read-only view x.data hands out
     tl.back_(tl.sum(y))
     np.testing.assert_array_equal(x.grad, [3.0, 4.0])
+
+
+# ----------------------------------------------------------------------------------------------------
+# Functions composed of operations refuse what NumPy refuses, with NumPy's reason, not an inner operation's
+
+M3 = np.eye(3) + 1
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(
+    "call, plain_value",
+    [
+        (lambda np_, v: np_.diff(v(2.0)), "diff"),
+        (lambda np_, v: np_.diff(v([1.0, 2.0, 3.0]), axis=5), "diff"),
+        (lambda np_, v: np_.percentile(v(M3), 200), "percentile"),
+        (lambda np_, v: np_.quantile(v(M3), 2.0), "quantile"),
+        (lambda np_, v: np_.matrix_transpose(v([1.0, 2.0, 3.0])), "matrix_transpose"),
+        (lambda np_, v: np_.linalg.matrix_power(v(M3), 1.5), "matrix_power"),
+        (lambda np_, v: np_.linalg.matrix_power(v([1.0, 2.0, 3.0]), 2), "matrix_power"),
+        (lambda np_, v: np_.linalg.matrix_power(v(np.ones((2, 3))), 2), "matrix_power"),
+    ],
+)
+def test_a_composed_function_refuses_what_numpy_refuses_naming_itself(call, plain_value):
+    with pytest.raises((ValueError, TypeError, IndexError)) as numpys:
+        call(np, lambda v: np.asarray(v))
+    for spelling in (np, tl):
+        if spelling is tl and plain_value == "matrix_power":
+            continue
+        with pytest.raises(type(numpys.value)) as ours:
+            call(spelling, tl.param)
+        message = str(ours.value)
+        assert message.startswith(f"{plain_value}: ")
+        assert "index out of range" not in message and "unsupported operand" not in message
+        assert "swapaxes" not in message and "getitem" not in message
