@@ -45,7 +45,7 @@ def wrapper(name: str):
     """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
 
     def register(f):
-        f = _operand_first(f)
+        f = _numpy_errors(_operand_first(f), name or f.__name__)
         WRAPPERS[name] = f
         return f
 
@@ -87,7 +87,7 @@ def _numpy_errors(f, name: str):
                 except TypeError:  # an exception type that takes other arguments
                     numpys = ValueError(f"{name}: {refusal}")
                 raise numpys from None
-            except Exception:  # noqa: BLE001  (NumPy failing otherwise says nothing better than the error itself)
+            except Exception:  # NumPy failing otherwise says nothing better than the error itself
                 pass
             raise
 
