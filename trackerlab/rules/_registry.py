@@ -45,7 +45,7 @@ def wrapper(name: str):
     """Register ``f`` as the public ``tl.<name>`` of the operation ``name`` (e.g. a list-taking ``concatenate``)."""
 
     def register(f):
-        f = _numpy_errors(_operand_first(f), name or f.__name__)
+        f = _operand_first(f)
         WRAPPERS[name] = f
         return f
 
