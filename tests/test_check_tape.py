@@ -479,3 +479,21 @@ def test_a_point_without_a_derivative_is_undetermined_not_a_wrong_rule(build, op
     assert report.ok and report.wrong == ()
     with pytest.raises(ValueError, match="undefined"):  # back_ still refuses, as a ValueError
         tl.back_(y)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(
+    "matrix, part",
+    [
+        (np.eye(3), lambda usv: usv[0]),  # repeated singular values
+        (np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), lambda usv: usv[0]),  # a zero one, of a non-square matrix
+        (np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), lambda usv: usv[2]),
+    ],
+    ids=["repeated", "zero, U", "zero, Vh"],
+)
+def test_a_rule_refusing_a_point_without_a_gradient_is_undetermined_not_wrong(matrix, part):
+    x = tl.param(matrix)
+    report = tl.check_tape(tl.sum(part(np.linalg.svd(x, full_matrices=False))))
+    assert report.wrong == ()
+    (entry,) = [e for e in report.entries if e.status != "ok"]
+    assert entry.op == "svd" and entry.status == "undetermined" and "undefined" in entry.note

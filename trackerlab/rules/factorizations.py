@@ -123,8 +123,10 @@ pinv = _decomposition("pinv", _pinv, "The Moore-Penrose pseudo-inverse.")
 
 def _refuse_hermitian(name: str, x, hermitian) -> None:
     if hermitian and istracked(x):
-        raise TypeError(f"{name}: hermitian=True reads one triangle only and has no gradient rule; "
-                        "pass hermitian=False (the default)")
+        raise TypeError(
+            f"{name}: hermitian=True reads one triangle only and has no gradient rule; "
+            "pass hermitian=False (the default)"
+        )
 
 
 @wrapper("svd")
@@ -267,7 +269,7 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     s = svdvals(x)
     _require_distinct("svd", s, "singular vectors (U, Vh)", sorted_=True)
     if m != n and bool(ns(_plain(s)).any(_plain(s) <= 8 * k * _eps(s) * _plain(s)[..., :1])):
-        raise ValueError(
+        raise UndefinedGradient(
             f"svd: the gradient of U and Vh of a non-square matrix is undefined at a zero singular value ({_plain(s)})"
         )
     u, v = _factors(x, full_matrices)
