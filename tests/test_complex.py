@@ -221,9 +221,15 @@ CASES = {
     ],
     "identity": [(tl.identity, Z)],
     "real": [(tl.real, Z), (tl.real, R), (lambda z: tl.real(z) * W, Z)],
-    "imag": [(tl.imag, Z), (lambda z: tl.imag(z) * W, Z), (tl.imag, R)],
+    # the squares send a cotangent that depends on z, so the second order checks the rule's use of it
+    "imag": [(tl.imag, Z), (lambda z: tl.imag(z) * W, Z), (tl.imag, R), (lambda z: tl.imag(z) ** 2, Z)],
     "conj": [(tl.conj, Z), (lambda z: tl.conj(z) * z, Z), (tl.conj, R), (lambda x: tl.conj(x) * W, R)],
-    "angle": [(tl.angle, Z), (lambda z: tl.angle(z, deg=True), Z)],
+    "angle": [
+        (tl.angle, Z),
+        (lambda z: tl.angle(z, deg=True), Z),
+        (lambda z: tl.angle(z) ** 2, Z),
+        (lambda z: tl.angle(z, deg=True) * tl.real(z), Z),
+    ],
     "sinc": [(tl.sinc, Z), (lambda z: tl.sinc(z * 0.01), Z)],
     "nan_to_num": [(tl.nan_to_num, Z), (lambda z: tl.nan_to_num(z) * W, Z)],
 }
