@@ -166,9 +166,9 @@ def test_non_differentiable_functions_give_plain_results(plain):
         (lambda x: np.linalg.lstsq(x, x), "numpy.linalg.lstsq"),
         (lambda x: np.fft.fft(x), "numpy.fft.fft"),
         (lambda x: np.unique(x), "numpy.unique"),
-        (lambda x: np.gradient(x), "numpy.gradient"),
         (lambda x: np.nextafter(x, 2), "numpy.nextafter"),
-        (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
+        (lambda x: np.logaddexp.reduceat(x, [0, 1]), "numpy.logaddexp.reduceat"),
+        (lambda x: np.subtract.reduceat(x, [0, 1]), "numpy.subtract.reduceat"),
     ],
 )
 def test_a_numpy_function_without_a_rule_is_an_error_naming_it(call, name):
@@ -252,6 +252,8 @@ SPELLED = {
     "np.dot": lambda x: np.dot(x, C),
     "np.einsum": lambda x: np.einsum("ij,kj->ik", x, C),
     "np.expand_dims": lambda x: np.expand_dims(x, 1),
+    "np.gradient": lambda x: np.gradient(x, 0.5, edge_order=2)[1],
+    "np.piecewise": lambda x: np.piecewise(x, [tl.data(x) > 0.5], [lambda t: t * t, lambda t: 2 * t]),
     "np.hstack": lambda x: np.hstack([x, 2 * x[:, :1]]),
     "np.inner": lambda x: np.inner(x, C),
     "np.linalg.cholesky": lambda x: np.linalg.cholesky(x @ x.T),
@@ -423,3 +425,92 @@ def test_a_composed_function_refuses_what_numpy_refuses_naming_itself(call, plai
         assert message.startswith(f"{plain_value}: ")
         assert "index out of range" not in message and "unsupported operand" not in message
         assert "swapaxes" not in message and "getitem" not in message
+
+
+# ----------------------------------------------------------------------------------------------------
+# np.gradient (finite differences of samples, not tl.gradient), np.real_if_close, np.piecewise, ufunc.reduceat
+
+G = np.random.default_rng(5).standard_normal((5, 4))
+COORDS = np.array([0.0, 1.0, 3.0, 4.5, 7.0])
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((), {}),
+        ((0.5,), {}),
+        ((2.0, 0.3), {}),
+        ((COORDS,), {"axis": 0}),
+        ((), {"edge_order": 2}),
+        ((COORDS, np.array([0.0, 0.5, 1.0, 2.0])), {"edge_order": 2}),
+        ((0.25,), {"axis": -1, "edge_order": 2}),
+    ],
+)
+def test_np_gradient_of_a_tracked_array_has_numpys_value_and_a_checked_gradient(args, kwargs):
+    expected = np.gradient(G, *args, **kwargs)
+    got = np.gradient(tl.param(G), *args, **kwargs)
+    expected, got = (expected, got) if isinstance(expected, tuple) else ((expected,), (got,))
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(tl.data(g), e, rtol=1e-12, atol=1e-12)
+    weights = [np.random.default_rng(i).standard_normal(e.shape) for i, e in enumerate(expected)]
+
+    def loss(x):
+        out = np.gradient(x, *args, **kwargs)
+        out = out if isinstance(out, tuple) else (out,)
+        return tl.sum([tl.sum(o * w) for o, w in zip(out, weights)])
+
+    tl.check_grads(loss, G)
+
+
+def test_np_gradient_refuses_what_numpy_refuses():
+    with pytest.raises(ValueError, match="at least \\(edge_order \\+ 1\\) elements"):
+        np.gradient(tl.param([1.0, 2.0]), edge_order=2)
+    with pytest.raises(TypeError, match="spacing is tracked"):
+        np.gradient(tl.param([1.0, 2.0, 4.0]), tl.param(0.5))
+
+
+def test_np_real_if_close_drops_imaginary_parts_within_the_tolerance_only():
+    close = np.real_if_close(tl.param(np.array([1 + 1e-17j, 2 + 0j])))
+    assert close.dtype == np.float64
+    np.testing.assert_array_equal(tl.data(close), [1.0, 2.0])
+    far = tl.param(np.array([1 + 1j]))
+    assert np.real_if_close(far) is far
+    real = tl.param([1.0, 2.0])
+    assert np.real_if_close(real) is real
+    tl.check_grads(lambda a: tl.sum(np.real_if_close(a * (1 + 0j)) ** 3), np.array([0.5, -1.5]))
+
+
+PIECES = np.array([-1.7, -0.6, 0.3, 0.8, 1.4, 2.2])
+
+
+@pytest.mark.parametrize(
+    "conditions, functions",
+    [
+        (lambda v: [v < 0, v >= 1], [lambda t: t**2, lambda t: 3 * t, 0.5]),
+        (lambda v: [v < 0], [lambda t: tl.sin(t)]),
+        (lambda v: [v < 1, v > 0], [lambda t: t, lambda t: tl.exp(t)]),  # overlapping: the later one wins
+        (lambda v: v > 0.5, [lambda t: t * t, -1.0]),
+    ],
+)
+def test_np_piecewise_of_a_tracked_array_has_numpys_value_and_a_checked_gradient(conditions, functions):
+    def plain_function(f):
+        return (lambda t: tl.data(f(tl.param(t)))) if callable(f) else f
+
+    expected = np.piecewise(PIECES, conditions(PIECES), [plain_function(f) for f in functions])
+    np.testing.assert_allclose(tl.data(np.piecewise(tl.param(PIECES), conditions(PIECES), functions)), expected)
+    tl.check_grads(lambda x: tl.sum(np.piecewise(x, conditions(tl.data(x)), functions) * np.arange(6.0)), PIECES)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum])
+@pytest.mark.parametrize("indices, axis", [([0, 2, 1, 4], 0), ([0, 3], 1), ([1], 0), ([0, 1, 2, 3], -1)])
+def test_ufunc_reduceat_of_a_tracked_array_has_numpys_value_and_a_checked_gradient(ufunc, indices, axis):
+    np.testing.assert_allclose(
+        tl.data(ufunc.reduceat(tl.param(G), indices, axis=axis)), ufunc.reduceat(G, indices, axis=axis)
+    )
+    tl.check_grads(lambda x: tl.sum(ufunc.reduceat(x, indices, axis=axis) ** 2), G)
+
+
+def test_ufunc_reduceat_refuses_an_index_out_of_bounds():
+    with pytest.raises(IndexError, match="out-of-bounds"):
+        np.add.reduceat(tl.param([1.0, 2.0]), [0, 5])
