@@ -487,3 +487,34 @@ def test_the_list_the_message_suggests_is_tracked():
     tl.back_(y)
     np.testing.assert_array_equal(x.grad, [2.0, 2.0])
     assert tl.sum(range(4)) == 6
+
+
+@pytest.mark.parametrize(
+    "cast",
+    [
+        lambda v: np.int64(v),
+        lambda v: np.asarray(v, dtype=int),
+        lambda v: np.asarray(v, dtype=bool),
+        lambda v: v.astype(int),
+    ],
+    ids=["np.int64", "asarray int", "asarray bool", "astype"],
+)
+def test_a_cast_to_integers_gives_plain_integers_as_in_autograd(cast):
+    """autograd's test_cast_to_int: indices computed from a tracked value; their derivative is 0."""
+    inds = np.ones(5)[:, None]
+    W0 = np.random.default_rng(0).standard_normal((5, 10))
+
+    def fun(W):
+        glued = tl.concatenate((W, inds), axis=1)
+        new_inds = cast(glued[:, -1])
+        assert not tl.istracked(new_inds) and new_inds.dtype.kind in "biu"
+        return W[:, :-1][np.arange(5), np.asarray(new_inds, dtype=int)]
+
+    np.testing.assert_array_equal(tl.data(fun(tl.param(W0))), W0[:, 1])
+    tl.check_grads(lambda W: tl.sum(fun(W) ** 2), W0)
+
+
+@pytest.mark.parametrize("dtype", [None, float, np.float32, complex])
+def test_a_cast_to_floats_or_no_dtype_still_refuses(dtype):
+    with pytest.raises(TypeError, match="tracking would be lost"):
+        np.asarray(tl.param([1.5, 2.5]), dtype=dtype)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from . import numpy_protocol
 from ._recording import EVERY_THREAD, RECORDING
 from .ops import _SEQUENCES, Op, _record2, plain
@@ -230,8 +232,12 @@ def _index(index):
 
 def _array(self, dtype=None, copy=None):
     """NumPy asks for a plain array (``np.asarray(x)``, ``np.array([x, y])``, a NumPy function given a
-    list that holds ``x``): refused, always, since the result would carry no gradient. ``tl.data(x)``
-    is the plain value, for plotting and printing; lists of tracked values go to ``tl`` functions."""
+    list that holds ``x``): refused, since the result would carry no gradient. ``tl.data(x)`` is the plain
+    value, for plotting and printing; lists of tracked values go to ``tl`` functions. A cast to integers or
+    bools (``np.asarray(x, dtype=int)``, indices) is given, as ``x.astype(int)`` and ``int(x)`` are: its
+    derivative is 0, so no gradient is lost (as in HIPS autograd)."""
+    if dtype is not None and np.dtype(dtype).kind in "biu":
+        return np.asarray(data(self), dtype=dtype)
     raise TypeError(LOST_TRACKING)
 
 
