@@ -10,6 +10,7 @@ import functools
 import inspect
 from collections.abc import Callable
 
+from .._backend import namespace
 from ..ops import as_operand, plain
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
@@ -95,10 +96,9 @@ def _numpy_errors(f, name: str):
 
 
 def _reference(name: str):
-    """NumPy's function called ``name`` (in ``numpy`` or ``numpy.linalg``), or ``None``."""
-    import numpy
-
-    for module in (numpy, numpy.linalg):
+    """NumPy's function called ``name`` (in NumPy's namespace or its ``linalg``), or ``None``."""
+    xp = namespace()
+    for module in (xp, getattr(xp, "linalg", None)):
         reference = getattr(module, name, None)
         if callable(reference):
             return reference
