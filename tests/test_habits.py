@@ -96,7 +96,7 @@ def test_data_otherwise_reads_as_the_plain_array():
     d = x.data
     assert d is x.data and isinstance(d, np.ndarray) and not d.flags.writeable
     assert repr(d) == "array([1., 2.])" and str(d) == "[1. 2.]"
-    for result in (d * 2, d.copy(), np.copy(d), np.concatenate([d, d]), np.asarray(d), copy.deepcopy(d)):
+    for result in (d * 2, d.copy(), np.copy(d), np.concatenate([d, d]), np.asarray(d), copy.deepcopy(d), d.astype(int)):
         assert type(result) is np.ndarray
     assert type(pickle.loads(pickle.dumps(d))) is np.ndarray
     c = d.copy()

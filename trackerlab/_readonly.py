@@ -68,6 +68,9 @@ class ReadOnlyView(NDARRAY):
     def copy(self, order="C"):
         return NDARRAY.copy(self.view(NDARRAY), order)
 
+    def astype(self, *args, **kwargs):
+        return NDARRAY.astype(self.view(NDARRAY), *args, **kwargs)
+
     def __copy__(self):
         return self.copy()
 
