@@ -101,6 +101,7 @@ M = crand(2, 3, seed=4)
 N = crand(3, 2, seed=5)
 SQ = crand(3, 3, seed=6) + 2 * np.eye(3)
 CSQ = crand(3, 3, seed=7)  # distinct singular values
+HERMITIAN = CSQ + CSQ.conj().T  # distinct eigenvalues
 T = crand(2, 3, 4, seed=7)
 R = rrand(3, seed=8)
 RM = rrand(3, 2, seed=9)
@@ -233,6 +234,12 @@ CASES = {
         (lambda z: tl.norm(z, -2), CSQ[:, :2]),
         (lambda z: np.linalg.svd(z, compute_uv=False), CSQ),
     ],
+    # the eigenvalues of a Hermitian matrix read from one triangle: to first order, as svdvals
+    "eigvalsh": [
+        (lambda z: tl.eigvalsh(z) * np.array([1.0, 2.0, 3.0]), HERMITIAN),
+        (lambda z: tl.eigvalsh(z, UPLO="U") * np.array([1.0, -2.0, 0.5]), HERMITIAN),
+        (lambda z: tl.eigh(z).eigenvalues ** 2, HERMITIAN),
+    ],
     "angle": [
         (tl.angle, Z),
         (lambda z: tl.angle(z, deg=True), Z),
@@ -276,8 +283,7 @@ REFUSED = {
     "fmod": lambda: tl.fmod(R, tl.param(Z)),
     "partition": lambda: tl.partition(tl.param(Z), 1),
     "svd": lambda: tl.svd(tl.param(SQ)),
-    "eigh": lambda: tl.eigh(tl.param(SQ)),
-    "eigvalsh": lambda: tl.eigvalsh(tl.param(SQ)),
+    "eigh": lambda: tl.back_(tl.sum(tl.real(tl.eigh(tl.param(HERMITIAN)).eigenvectors))),
     "eig": lambda: tl.eig(tl.param(SQ)),
     "eigvals": lambda: tl.eigvals(tl.param(SQ)),
     "pinv": lambda: tl.pinv(tl.param(SQ)),
@@ -291,7 +297,10 @@ def test_every_rule_says_whether_it_takes_complex_input():
     assert not set(CASES) & set(REFUSED)
 
 
-FIRST_ORDER = {"svdvals"}  # rules checked on complex input to first order; the second refuses by name (below)
+FIRST_ORDER = {
+    "svdvals",
+    "eigvalsh",
+}  # rules checked on complex input to first order; the second refuses by name (below)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -305,6 +314,8 @@ def test_the_second_order_of_complex_singular_values_refuses_naming_svd():
         tl.hessian(lambda z: tl.norm(z, "nuc"), CSQ)
     with pytest.raises(TypeError, match=r"svd: complex input is not supported"):
         tl.svd(tl.param(CSQ))
+    with pytest.raises(TypeError, match=r"eigh: complex input is not supported .*eigenvalues of Hermitian ones"):
+        tl.hessian(lambda z: tl.sum(tl.eigvalsh(z) ** 2), HERMITIAN)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

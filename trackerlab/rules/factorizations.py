@@ -16,7 +16,8 @@ Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) co
 routines cannot resolve them more finely. ``eig``'s eigenvectors are
 differentiated with LAPACK's choice of phase (unit length, the largest component real). Complex input
 is refused (``eig`` of a real matrix may have complex results: those are supported), except by
-``svdvals`` (and the 2- and nuclear norms made of it), whose rule covers complex matrices to first order.
+``svdvals`` (and the 2- and nuclear norms made of it) and ``eigvalsh``, whose rules cover complex (Hermitian)
+matrices to first order; the vectors' rules refuse them by name when a sensitivity reaches them.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .complex import conj, imag, real
 from .indexing import getitem
 from .inverses import solve
 from .linalg import matmul
-from .matrices import symmetric_from, triangle_adjoint
+from .matrices import symmetric_from, triangle_adjoint, tril, triu
 from .reductions import sum
 from .shape import expand_dims
 
@@ -118,8 +119,10 @@ def _decomposition(name: str, impl, doc: str):
 # vectors' rule refuses them by name when a sensitivity reaches them
 _svd_op = defop("svd", _svd, arity=1, family="factorizations", doc="U or Vh of the singular value decomposition.")
 svdvals = defop("svdvals", _svdvals, arity=1, family="factorizations", doc="The singular values, largest first.")
-_eigh_op = _decomposition("eigh", _eigh_vectors, "The eigenvectors of a symmetric matrix.")
-eigvalsh = _decomposition("eigvalsh", _eigvalsh, "The eigenvalues of a symmetric matrix.")
+# eigh and eigvalsh take Hermitian matrices too: the eigenvalues' rule covers them (to first order); the
+# eigenvectors' rule refuses them by name when a sensitivity reaches them
+_eigh_op = defop("eigh", _eigh_vectors, arity=1, family="factorizations", doc="The eigenvectors of a symmetric matrix.")
+eigvalsh = defop("eigvalsh", _eigvalsh, arity=1, family="factorizations", doc="The eigenvalues of a symmetric matrix.")
 _eig_op = _decomposition("eig", _eig_vectors, "The eigenvectors of a square matrix.")
 eigvals = _decomposition("eigvals", _eigvals, "The eigenvalues of a square matrix.")
 pinv = _decomposition("pinv", _pinv, "The Moore-Penrose pseudo-inverse.")
@@ -311,11 +314,30 @@ def _reads_upper(UPLO) -> bool:
 def _eigvalsh_rule(g, ans, x, UPLO="L"):
     # dw_i = v_iᵀ dA v_i, so the symmetric gradient is V diag(w̄) Vᵀ
     v = _eigh_op(x, UPLO=UPLO)
+    if is_complex(x):
+        return _hermitian_eigvals_rule(g, ans, v, _reads_upper(UPLO))
     return triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), _reads_upper(UPLO))
+
+
+def _hermitian_eigvals_rule(g, ans, v, upper: bool):
+    """A Hermitian matrix read from one triangle, A = tril(X) + tril(X, −1)ᴴ (the diagonal's real part):
+    dw_i = Re(v_iᴴ dA v_i) = Re Σ Gᵀ ∘ dA with G = V diag(w̄) Vᴴ, so an entry read below the diagonal, which
+    stands for two of A, gets 2 conj(G) there (the cotangent ∂L/∂Re − i ∂L/∂Im), the diagonal G, the
+    triangle not read 0."""
+    s = conj(matmul(v * expand_dims(lift(g, ans), -2), mT(conj(v))))
+    if upper:
+        return triu(s) + triu(conj(mT(s)), 1)
+    return tril(s) + tril(conj(mT(s)), -1)
 
 
 def _eigh_rule(g, ans, x, UPLO="L"):
     # dV = V (F ∘ (Vᵀ dA V)) with F[i, j] = 1 / (w_j − w_i), so the symmetric gradient is V (F ∘ VᵀV̄) Vᵀ
+    refuse_complex(
+        "eigh",
+        x,
+        why="the rules cover the eigenvectors of real symmetric matrices, and the eigenvalues of Hermitian ones: "
+        "differentiate a function of the eigenvalues (eigvalsh) once",
+    )
     w = eigvalsh(x, UPLO=UPLO)
     _require_distinct("eigh", w, "eigenvectors", sorted_=True)
     v = _eigh_op(x, UPLO=UPLO)
