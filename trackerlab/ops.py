@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, MappingView, Set
 from types import MappingProxyType
 
-from ._backend import namespace
+from ._backend import NDARRAY, REAL_SCALARS, namespace
 from ._recording import EVERY_THREAD, RECORDING
 from .lazy import involved, refusal
 from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
@@ -23,6 +23,7 @@ _SEQUENCES = (list, tuple)
 # Iterables that NumPy does not read as arrays: a generator, map or zip, a dict's values, a set. NumPy gives some of
 # them back as they are (np.sum of a generator is the generator) or as an object array: refused by name.
 _NOT_OPERANDS = (Iterator, MappingView, Set)
+_OPERAND_TYPES = frozenset({NDARRAY, int, bool, complex, *REAL_SCALARS})  # the common ones: no ABC check for them
 _OPERATIONS = MappingProxyType(_OPS)
 
 
@@ -72,7 +73,7 @@ class Op:
                         raise _explain(self, (node.data,), error) from None
                     return _new(self, (node,), kwargs, out)
             elif not isinstance(x, _SEQUENCES):
-                if isinstance(x, _NOT_OPERANDS):
+                if type(x) not in _OPERAND_TYPES and isinstance(x, _NOT_OPERANDS):
                     _refuse_iterable(self, 0, x)
                 try:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
@@ -93,7 +94,7 @@ class Op:
                     return _record2(self, x, y.tracker)
             elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
                 for i, a in enumerate(args):
-                    if isinstance(a, _NOT_OPERANDS):
+                    if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
                         _refuse_iterable(self, i, a)
                 try:
                     return self.impl(x, y)
@@ -119,7 +120,7 @@ class Op:
                 break
         else:
             for i, a in enumerate(args if arity is None else args[:arity]):
-                if isinstance(a, _NOT_OPERANDS):
+                if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
                     _refuse_iterable(self, i, a)
             if arity is not None:  # settings (a shape, an axis) may be tracked: run on their data
                 for a in args[arity:]:
