@@ -113,3 +113,32 @@ def test_the_classes_name_param(cls):
         cls(np.ones(2))
     with pytest.raises(TypeError, match=r"tl\.param\(x\)"):
         cls()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d, x: np.concatenate((d, d)),
+        lambda d, x: np.stack([d, (d, d)[0]]),
+        lambda d, x: np.vstack((d, d)),
+        lambda d, x: np.block([[d, d]]),
+        lambda d, x: np.reshape(d, (2, 1)),
+        lambda d, x: np.einsum("i,i", d, d),
+        lambda d, x: np.linalg.inv(np.outer(d, d) + np.eye(2)),
+    ],
+)
+def test_numpy_functions_of_data_give_plain_results(call):
+    x = tl.param([1.0, 2.0])
+    result = call(x.data, x)
+    assert type(result) in (np.ndarray, np.float64)
+    np.testing.assert_array_equal(result, call(np.array([1.0, 2.0]), None))
+
+
+@pytest.mark.parametrize(
+    "call", [lambda d, x: np.concatenate((d, x)), lambda d, x: np.stack((x, d)), lambda d, x: np.dot(d, x)]
+)
+def test_numpy_functions_of_data_and_a_tracked_value_are_recorded(call):
+    x = tl.param([1.0, 2.0])
+    y = call(tl.param([3.0, 4.0]).data, x)
+    tl.back_(tl.sum(y * y) if y.ndim else y)
+    assert tl.istracked(y) and np.any(x.grad)

@@ -32,7 +32,15 @@ def _plain_view(value):
 
 
 def _plain_args(values):
-    return tuple([_plain_view(v) for v in value] if type(value) is list else _plain_view(value) for value in values)
+    """``values`` with every view in them, at any depth of lists and tuples, as a plain array."""
+    return tuple(_plain_nested(value) for value in values)
+
+
+def _plain_nested(value):
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return kind(_plain_nested(v) for v in value)
+    return value.view(NDARRAY) if kind is ReadOnlyView else value
 
 
 _IN_PLACE = {"add": "+=", "subtract": "-=", "multiply": "*=", "true_divide": "/=", "divide": "/=", "power": "**="}
@@ -53,7 +61,10 @@ class ReadOnlyView(NDARRAY):
         return getattr(ufunc, method)(*_plain_args(inputs), **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return func(*_plain_args(args), **{k: _plain_view(v) for k, v in kwargs.items()})
+        if any(not issubclass(t, NDARRAY) for t in types):
+            return NotImplemented  # another library's turn (a tracked value's: the view is a constant to it)
+        implementation = getattr(func, "_implementation", func)  # NumPy's own code, not dispatched again
+        return implementation(*_plain_args(args), **{k: _plain_nested(v) for k, v in kwargs.items()})
 
     def __setitem__(self, index, value):
         if not self.flags.writeable:
