@@ -63,10 +63,25 @@ def test_backward_names_back_and_back_then_gives_the_gradient():
         (lambda x: x.data.__setitem__(0, 5.0), "x.data[...] = …"),
         (lambda x: x.data[1:].__setitem__(0, 5.0), "x.data[...] = …"),
         (lambda x: x.data.fill(0.0), "x.data.fill(…)"),
+        (lambda x: x.data.sort(), "x.data.sort(…)"),
+        (lambda x: x.data.partition(0), "x.data.partition(…)"),
+        (lambda x: x.data.put([0], [5.0]), "x.data.put(…)"),
         (lambda x: np.multiply([1.0, 2.0], 2.0, out=x.data), "out=x.data"),
         (lambda x: np.add.at(x.data, [0], 1.0), "np.add.at(x.data, …)"),
     ],
-    ids=["isub", "iadd", "imul", "setitem", "setitem of a slice", "fill", "out=", "ufunc.at"],
+    ids=[
+        "isub",
+        "iadd",
+        "imul",
+        "setitem",
+        "setitem of a slice",
+        "fill",
+        "sort",
+        "partition",
+        "put",
+        "out=",
+        "ufunc.at",
+    ],
 )
 def test_a_write_into_data_says_why_and_what_to_write(write, spelling):
     x = tl.param([1.0, 2.0])

@@ -76,6 +76,21 @@ class ReadOnlyView(NDARRAY):
             raise ReadOnlyError("x.data.fill(…)")
         NDARRAY.fill(self, value)
 
+    def sort(self, *args, **kwargs):
+        if not self.flags.writeable:
+            raise ReadOnlyError("x.data.sort(…)")
+        NDARRAY.sort(self, *args, **kwargs)
+
+    def partition(self, *args, **kwargs):
+        if not self.flags.writeable:
+            raise ReadOnlyError("x.data.partition(…)")
+        NDARRAY.partition(self, *args, **kwargs)
+
+    def put(self, *args, **kwargs):
+        if not self.flags.writeable:
+            raise ReadOnlyError("x.data.put(…)")
+        NDARRAY.put(self, *args, **kwargs)
+
     def copy(self, order="C"):
         return NDARRAY.copy(self.view(NDARRAY), order)
 
