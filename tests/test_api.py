@@ -260,8 +260,47 @@ def test_zero_grad_of_a_collection_gives_each_value_fresh_zeros():
     np.testing.assert_array_equal(W.grad, np.zeros((2, 3)))
     np.testing.assert_array_equal(b.grad, [0.0, 0.0])
     assert s.grad == 0.0
-    with pytest.raises(TypeError, match=r"zero_grad_: x is not tracked \(got ndarray\)"):
+    with pytest.raises(TypeError, match=r"zero_grad_: value 2 is not tracked \(got ndarray\)"):
         tl.zero_grad_([W, np.ones(2)])
+
+
+def test_zero_grad_refuses_a_computed_value_and_resets_nothing_then():
+    W = tl.param([1.0, 2.0])
+    y = W * 2
+    tl.back_(tl.sum(y * y))
+    with pytest.raises(ValueError, match=r"zero_grad_: x is the result of multiply, not a parameter"):
+        tl.zero_grad_(y)
+    with pytest.raises(ValueError, match=r"zero_grad_: value 2 is the result of multiply, not a parameter"):
+        tl.zero_grad_([W, y])
+    np.testing.assert_array_equal(W.grad, [8.0, 16.0])  # all or nothing: W kept its gradient
+    tl.zero_grad_([W, [W]])
+    np.testing.assert_array_equal(W.grad, [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "params, grads, message",
+    [
+        ("W y b", [[1.0, 1.0], [1.0, 1.0], [1.0]], r"parameter 2 is the result of multiply, not a parameter"),
+        ("W b", [[1.0, 1.0], [1.0, 1.0]], r"the gradient of parameter 2 has shape \(2,\), but the parameter has"),
+        ("W b", [[1.0, 1.0], "a"], r"the gradient of parameter 2 is"),
+        ("W b", [[1.0, 1.0], None], r"the gradient of parameter 2 is None"),
+    ],
+)
+@pytest.mark.parametrize("opt", [tl.optim.Descent(0.1), tl.optim.Momentum(0.1), tl.optim.ADAM(0.1)], ids=repr)
+def test_an_optimiser_step_is_all_or_nothing(opt, params, grads, message):
+    W, b = tl.param([1.0, 2.0]), tl.param([3.0])
+    named = {"W": W, "b": b, "y": W * 2}
+    with pytest.raises((TypeError, ValueError), match="update_: " + message):
+        tl.update_(opt, [named[n] for n in params.split()], grads)
+    np.testing.assert_array_equal(tl.data(W), [1.0, 2.0])
+    np.testing.assert_array_equal(tl.data(b), [3.0])
+
+
+def test_an_optimiser_takes_gradients_given_as_lists():
+    W, b = tl.param([1.0, 2.0]), tl.param([3.0])
+    tl.update_(tl.optim.Descent(0.5), [W, b], [[1.0, 2.0], [2.0]])
+    np.testing.assert_allclose(tl.data(W), [0.5, 1.0])
+    np.testing.assert_allclose(tl.data(b), [2.0])
 
 
 def test_back_accumulates_into_a_grad_that_code_holds_and_never_shares_one_array():
@@ -532,3 +571,74 @@ def test_grad_rule_written_without_its_function_is_an_error_at_first_use():
         decorator(tl.param([1.0, 2.0]))
     with pytest.raises(TypeError, match="grad_rule: f must be the function"):
         tl.grad_rule(3.0)
+
+
+# ---------------------------------------------------------------- forward's walk stops where its inputs cannot be
+
+
+def _counted_history(calls: list, p, length: int):
+    """``p`` through ``length`` recorded calls of a rule that counts its pullback's runs in ``calls``."""
+
+    @tl.primitive
+    def scale(v):
+        return v * 1.001
+
+    @tl.grad_rule(scale)
+    def _(v):
+        def pullback(g):
+            calls.append(1)
+            return (g * 1.001,)
+
+        return tl.data(v) * 1.001, pullback
+
+    w = p
+    for _ in range(length):
+        w = scale(w)
+    return w
+
+
+@pytest.mark.parametrize("spelling", ["forward", "gradient"])
+def test_the_walk_of_forward_and_gradient_does_not_run_the_history_of_a_value_f_closes_over(spelling):
+    calls = []
+    p = tl.param(2.0)
+    w = _counted_history(calls, p, 50)
+    if spelling == "forward":
+        _, back = tl.forward(lambda x: x * w, 5.0)
+        (g,) = back(1.0)
+    else:
+        (g,) = tl.gradient(lambda x: x * w, 5.0)
+    assert calls == []
+    assert tl.data(g) == pytest.approx(2 * 1.001**50)
+    tl.back_(g)  # the sensitivity still depends on w, and so on p: d/dp of 1.001**50 p
+    assert p.grad == pytest.approx(1.001**50)
+    assert len(calls) == 50
+
+
+def test_a_pullback_calling_forward_on_a_function_closing_over_its_own_output_does_not_recurse():
+    holder = {}
+
+    @tl.primitive
+    def square(a):
+        return a * a
+
+    @tl.grad_rule(square)
+    def _(a):
+        def pullback(g):
+            _, back = tl.forward(lambda x: x * holder["y"], 1.0)
+            (s,) = back(1.0)
+            return (g * 2 * tl.data(a) + 0 * tl.data(s),)
+
+        return tl.data(a) ** 2, pullback
+
+    a = tl.param(3.0)
+    holder["y"] = y = square(a)
+    tl.back_(y)
+    assert a.grad == 6.0
+
+
+def test_forward_still_walks_what_f_records_from_a_value_it_closes_over():
+    w = tl.param([1.0, 2.0]) * 3
+    _, back = tl.forward(lambda x: tl.sum(tl.sin(x * w) * w), np.array([0.5, -0.25]))
+    (g,) = back(1.0)
+    w_ = np.array([3.0, 6.0])
+    np.testing.assert_allclose(tl.data(g), np.cos(np.array([0.5, -0.25]) * w_) * w_**2)

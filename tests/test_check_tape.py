@@ -317,12 +317,33 @@ def test_bad_arguments_are_clear_errors():
         tl.check_tape(y, atol="small")
 
 
-def test_a_value_that_changed_after_recording_is_not_judged():
+@pytest.mark.parametrize(
+    "change", [lambda x: setattr(x, "data", [5.0, 6.0]), lambda x: tl.update_(x, [1.0, 1.0])], ids=["data", "update_"]
+)
+def test_a_tape_whose_parameter_changed_after_recording_is_refused_as_back_refuses_it(change):
+    x, W = tl.param([1.0, 2.0]), tl.param([3.0, 4.0])
+    z = tl.sum(tl.sin(x * W))
+    assert tl.check_tape(z)
+    change(W)  # the tape's saved inputs no longer match its values: no rule can be judged there
+    with pytest.raises(RuntimeError, match=r"multiply: argument 2 .*changed after multiply was recorded") as refusal:
+        tl.check_tape(z)
+    with pytest.raises(RuntimeError) as walk:
+        tl.back_(z)
+    assert str(refusal.value) == str(walk.value)
+
+
+def test_an_operation_that_does_not_recompute_its_recorded_value_is_not_judged():
+    @tl.primitive
+    def noisy(x):
+        return x + np.random.default_rng().uniform(0.0, 1.0, np.shape(x))
+
+    @tl.grad_rule(noisy)
+    def _(x):
+        return noisy(tl.data(x)), lambda g: (g,)
+
     x = tl.param([1.0, 2.0])
-    y = tl.sin(x)
-    z = tl.sum(y)
-    x.data = [5.0, 6.0]  # y's saved input no longer matches y (a raw write is refused: the data is read-only)
-    entries = tl.check_tape(z).entries_of(y)
+    y = noisy(x)
+    entries = tl.check_tape(tl.sum(y)).entries_of(y)
     assert [e.status for e in entries] == ["undetermined"] and "changed after recording" in entries[0].note
 
 
@@ -504,3 +525,21 @@ def test_the_table_shows_a_bound_where_a_rule_agrees_and_the_error_where_it_does
     assert "≤ 1e-05" in report._repr_html_()
     loose = tl.check_tape(tl.sum(tl.tanh(x)), rtol=1e-3)
     assert "≤ 0.001" in repr(loose)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(
+    "matrix, part",
+    [
+        (np.eye(3), lambda usv: usv[0]),  # repeated singular values
+        (np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), lambda usv: usv[0]),  # a zero one, of a non-square matrix
+        (np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), lambda usv: usv[2]),
+    ],
+    ids=["repeated", "zero, U", "zero, Vh"],
+)
+def test_a_rule_refusing_a_point_without_a_gradient_is_undetermined_not_wrong(matrix, part):
+    x = tl.param(matrix)
+    report = tl.check_tape(tl.sum(part(np.linalg.svd(x, full_matrices=False))))
+    assert report.wrong == ()
+    (entry,) = [e for e in report.entries if e.status != "ok"]
+    assert entry.op == "svd" and entry.status == "undetermined" and "undefined" in entry.note

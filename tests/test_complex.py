@@ -100,6 +100,8 @@ SMALL = crand(3, seed=3, low=-0.5, high=0.5, imag=(0.1, 0.4))  # inside the unit
 M = crand(2, 3, seed=4)
 N = crand(3, 2, seed=5)
 SQ = crand(3, 3, seed=6) + 2 * np.eye(3)
+CSQ = crand(3, 3, seed=7)  # distinct singular values
+HERMITIAN = CSQ + CSQ.conj().T  # distinct eigenvalues
 T = crand(2, 3, 4, seed=7)
 R = rrand(3, seed=8)
 RM = rrand(3, 2, seed=9)
@@ -223,9 +225,29 @@ CASES = {
     ],
     "identity": [(tl.identity, Z)],
     "real": [(tl.real, Z), (tl.real, R), (lambda z: tl.real(z) * W, Z)],
-    "imag": [(tl.imag, Z), (lambda z: tl.imag(z) * W, Z), (tl.imag, R)],
+    # the squares send a cotangent that depends on z, so the second order checks the rule's use of it
+    "imag": [(tl.imag, Z), (lambda z: tl.imag(z) * W, Z), (tl.imag, R), (lambda z: tl.imag(z) ** 2, Z)],
     "conj": [(tl.conj, Z), (lambda z: tl.conj(z) * z, Z), (tl.conj, R), (lambda x: tl.conj(x) * W, R)],
-    "angle": [(tl.angle, Z), (lambda z: tl.angle(z, deg=True), Z)],
+    # the singular values of a complex matrix: to first order (their second order needs the singular vectors')
+    "svdvals": [
+        (lambda z: tl.svdvals(z) * np.array([1.0, 2.0, 3.0]), CSQ),
+        (lambda z: tl.norm(z, "nuc"), CSQ),
+        (lambda z: tl.norm(z, 2), CSQ[:2]),
+        (lambda z: tl.norm(z, -2), CSQ[:, :2]),
+        (lambda z: np.linalg.svd(z, compute_uv=False), CSQ),
+    ],
+    # the eigenvalues of a Hermitian matrix read from one triangle: to first order, as svdvals
+    "eigvalsh": [
+        (lambda z: tl.eigvalsh(z) * np.array([1.0, 2.0, 3.0]), HERMITIAN),
+        (lambda z: tl.eigvalsh(z, UPLO="U") * np.array([1.0, -2.0, 0.5]), HERMITIAN),
+        (lambda z: tl.eigh(z).eigenvalues ** 2, HERMITIAN),
+    ],
+    "angle": [
+        (tl.angle, Z),
+        (lambda z: tl.angle(z, deg=True), Z),
+        (lambda z: tl.angle(z) ** 2, Z),
+        (lambda z: tl.angle(z, deg=True) * tl.real(z), Z),
+    ],
     "sinc": [(tl.sinc, Z), (lambda z: tl.sinc(z * 0.01), Z)],
     "nan_to_num": [(tl.nan_to_num, Z), (lambda z: tl.nan_to_num(z) * W, Z)],
     # convolutions: linear in each operand, without a conjugate
@@ -280,9 +302,7 @@ REFUSED = {
     "fmod": lambda: tl.fmod(R, tl.param(Z)),
     "partition": lambda: tl.partition(tl.param(Z), 1),
     "svd": lambda: tl.svd(tl.param(SQ)),
-    "svdvals": lambda: tl.svdvals(tl.param(SQ)),
-    "eigh": lambda: tl.eigh(tl.param(SQ)),
-    "eigvalsh": lambda: tl.eigvalsh(tl.param(SQ)),
+    "eigh": lambda: tl.back_(tl.sum(tl.real(tl.eigh(tl.param(HERMITIAN)).eigenvectors))),
     "eig": lambda: tl.eig(tl.param(SQ)),
     "eigvals": lambda: tl.eigvals(tl.param(SQ)),
     "pinv": lambda: tl.pinv(tl.param(SQ)),
@@ -304,10 +324,25 @@ def test_every_rule_says_whether_it_takes_complex_input():
     assert not set(CASES) & set(REFUSED)
 
 
+FIRST_ORDER = {
+    "svdvals",
+    "eigvalsh",
+}  # rules checked on complex input to first order; the second refuses by name (below)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_complex_rule(name):
     for f, *args in CASES[name]:
-        complex_check(f, *args)
+        complex_check(f, *args, order=1 if name in FIRST_ORDER else 2)
+
+
+def test_the_second_order_of_complex_singular_values_refuses_naming_svd():
+    with pytest.raises(TypeError, match=r"svd: complex input is not supported .*singular values of complex ones"):
+        tl.hessian(lambda z: tl.norm(z, "nuc"), CSQ)
+    with pytest.raises(TypeError, match=r"svd: complex input is not supported"):
+        tl.svd(tl.param(CSQ))
+    with pytest.raises(TypeError, match=r"eigh: complex input is not supported .*eigenvalues of Hermitian ones"):
+        tl.hessian(lambda z: tl.sum(tl.eigvalsh(z) ** 2), HERMITIAN)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -378,3 +413,31 @@ def test_the_checker_catches_a_conjugated_rule():
 
     with pytest.raises(AssertionError, match="imaginary parts"):
         complex_check(modulus, Z, order=1)
+
+
+# ---------------------------------------------------------------- the Jacobian of a real-to-complex function
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (lambda a: a * (1 + 1j), np.array([1.0, 2.0])),
+        (lambda a: tl.exp(1j * a) * a, np.array([0.5, 1.0, -0.3])),
+        (lambda a: tl.exp(1j * a), 0.5),
+        (lambda a: tl.stack([a[0] * a[1], 1j * a[1] ** 2]), np.array([0.7, -1.2])),
+    ],
+)
+def test_the_jacobian_of_a_real_to_complex_function_keeps_the_imaginary_part(f, x):
+    def plain(a):
+        return np.asarray(tl.data(f(a)), dtype=complex)
+
+    eps = 1e-6
+    columns = []
+    for i in range(np.size(x)):
+        e = np.zeros(np.shape(x))
+        e.flat[i] = eps
+        columns.append(((plain(x + e) - plain(x - e)) / (2 * eps)).reshape(-1))
+    expected = np.stack(columns, axis=-1).reshape(np.shape(plain(x)) + np.shape(x))
+    J = tl.jacobian(f, x)
+    assert np.iscomplexobj(J)
+    np.testing.assert_allclose(J, expected, rtol=1e-7, atol=1e-9)

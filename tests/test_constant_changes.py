@@ -536,3 +536,43 @@ def test_a_recorded_walk_leaves_an_array_a_custom_pullback_returned_to_its_owner
     buffer[:] = 0.0
     np.testing.assert_array_equal(tl.data(delta), [1.0, 2.0])
     np.testing.assert_allclose(tl.data(steps[-1]), np.cos([3.0, 4.0]) * [1.0, 2.0], rtol=1e-15)
+
+
+# ----------------------------------------------------------------------------------------------------
+# A parameter's own value used as a constant (tl.data(W), W.data), then stepped by update_ before the backward
+# pass: guarded as the caller's arrays are, since update_ changes it in place
+
+
+@pytest.mark.parametrize(
+    "constant",
+    [lambda W: tl.data(W), lambda W: W.data, lambda W: tl.data(W)[::-1], lambda W: tl.data(W).T],
+    ids=["tl.data(W)", "W.data", "a view", "the transpose"],
+)
+def test_a_parameters_value_used_as_a_constant_keeps_its_recorded_values_after_update(constant):
+    x, W = tl.param([1.0, 1.0, 1.0]), tl.param([2.0, 3.0, 4.0])
+    c = np.array(constant(W))
+    y = tl.sum(x * constant(W))
+    tl.update_(W, [10.0, 10.0, 10.0])
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, c)
+    _, back = tl.forward(lambda x: tl.sum(constant(W) * x), x)
+    tl.update_(W, [10.0, 10.0, 10.0])
+    np.testing.assert_array_equal(tl.data(back(1.0)[0]), c + 10)
+
+
+def test_a_large_parameters_value_used_as_a_constant_then_updated_is_refused():
+    x, W = tl.param(np.ones(10_000)), tl.param(large(10_000))
+    y = tl.sum(x * tl.data(W))
+    tl.update_(W, np.ones(10_000))
+    with pytest.raises(RuntimeError, match="multiply: argument 2 .*" + CHANGED):
+        tl.back_(y)
+    assert not np.any(x.grad)
+    with pytest.raises(RuntimeError, match=CHANGED):
+        tl.check_tape(y)
+
+
+def test_the_tapes_own_values_used_as_constants_are_not_copied():
+    x = tl.param([1.0, 2.0])
+    h = tl.data(x * 2)
+    y = x * h
+    assert y.tracker.args[1] is h

@@ -171,6 +171,7 @@ def test_bad_inputs_are_named():
 
 def test_other_backends_and_edge_cases():
     import array_api_strict as xp
+
     a = tl.param(xp.asarray([1.0, 2.0]))
     shown = text(html_repr(tl.sum(a * a)))
     assert shown.startswith("TrackedReal scalar float64 (array_api_strict · ")
@@ -189,7 +190,10 @@ def test_the_repr_follows_jupyterlab_and_the_docs_dark_themes():
     assert css.count(dark) == 2
     assert f'body[data-jp-theme-light="false"] .tl-repr,body[data-theme="dark"] .tl-repr{{{dark}' in css
     # the reader's colour scheme only where the page names no light theme of its own
-    assert '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{' in css
+    assert (
+        '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{'
+        in css
+    )
     assert ".tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328)" in css
 
 
@@ -209,3 +213,16 @@ def test_small_arrays_of_three_or_more_dimensions_are_shown_whole():
     assert all(f"[{i}, {j}, :, :]" in text(four) for i in range(2) for j in range(2))
     many = html_repr(tl.param(np.zeros((13, 2, 2))))  # more slices than are readable: summarised
     assert "tl-stats" in body(many)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [np.array([0.1 * 3, 0.3] * 10), np.nextafter(1.0, 2.0, dtype=np.float32) * np.ones(40, np.float32)],
+    ids=["float64 a few ulps apart", "float32 one ulp apart"],
+)
+def test_the_summary_of_values_a_few_ulps_apart_shows_their_histogram(values):
+    values = values.copy()
+    values[0] = 1.0 if values.dtype == np.float32 else values[0]
+    html = html_repr(tl.param(values))
+    spark = re.search(r'<div class="tl-spark"[^>]*>([^<]*)</div>', html).group(1)
+    assert len(spark) == 16 and spark[0] != " " and spark[-1] != " "

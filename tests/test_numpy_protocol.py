@@ -166,9 +166,9 @@ def test_non_differentiable_functions_give_plain_results(plain):
         (lambda x: np.linalg.lstsq(x, x), "numpy.linalg.lstsq"),
         (lambda x: np.fft.fft(x), "numpy.fft.fft"),
         (lambda x: np.unique(x), "numpy.unique"),
-        (lambda x: np.gradient(x), "numpy.gradient"),
         (lambda x: np.nextafter(x, 2), "numpy.nextafter"),
-        (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
+        (lambda x: np.logaddexp.reduceat(x, [0, 1]), "numpy.logaddexp.reduceat"),
+        (lambda x: np.subtract.reduceat(x, [0, 1]), "numpy.subtract.reduceat"),
     ],
 )
 def test_a_numpy_function_without_a_rule_is_an_error_naming_it(call, name):
@@ -252,6 +252,8 @@ SPELLED = {
     "np.dot": lambda x: np.dot(x, C),
     "np.einsum": lambda x: np.einsum("ij,kj->ik", x, C),
     "np.expand_dims": lambda x: np.expand_dims(x, 1),
+    "np.gradient": lambda x: np.gradient(x, 0.5, edge_order=2)[1],
+    "np.piecewise": lambda x: np.piecewise(x, [tl.data(x) > 0.5], [lambda t: t * t, lambda t: 2 * t]),
     "np.hstack": lambda x: np.hstack([x, 2 * x[:, :1]]),
     "np.inner": lambda x: np.inner(x, C),
     "np.linalg.cholesky": lambda x: np.linalg.cholesky(x @ x.T),
@@ -287,7 +289,9 @@ SPELLED = {
     "np.hsplit": lambda x: np.hsplit(x, 3)[1],
     "np.vsplit": lambda x: np.vsplit(x, [1])[1],
     "np.kron": lambda x: np.kron(x, C[:2, :2]),
-    "np.linalg.eig": lambda x: np.real(np.linalg.eig(x)[0]) + np.imag(np.linalg.eig(x)[1] * np.conj(np.linalg.eig(x)[1])),
+    "np.linalg.eig": lambda x: (
+        np.real(np.linalg.eig(x)[0]) + np.imag(np.linalg.eig(x)[1] * np.conj(np.linalg.eig(x)[1]))
+    ),
     "np.linalg.eigh": lambda x: np.linalg.eigh(x)[1] * np.linalg.eigh(x)[1][:1],
     "np.linalg.eigvals": lambda x: np.imag(np.linalg.eigvals(x)) ** 2,
     "np.linalg.svd": lambda x: np.linalg.svd(x)[1] * np.linalg.svd(x)[0][:1] * np.linalg.svd(x)[2][:, :1].T,
@@ -329,3 +333,186 @@ def test_each_numpy_function_gives_numpys_value_and_gradient(spelling):
 
 def test_every_case_names_a_spelling():
     assert set(SPELLED) <= set(FUNCTION_SPELLINGS)
+
+
+# ----------------------------------------------------------------------------------------------------
+# NumPy's array subclasses whose arithmetic is not an array's: refused by name, as constants and as parameters
+
+MASKED = np.ma.masked_array([1.5, 2.0, 4.5, 6.0], mask=[0, 1, 0, 0])
+MATRIX = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: tl.mean((p - MASKED) ** 2),
+        lambda p: np.subtract(p, MASKED),
+        lambda p: tl.mean(tl.square(tl.subtract(p, MASKED))),
+        lambda p: p * MASKED,
+    ],
+)
+def test_a_masked_array_constant_is_refused_by_name(call):
+    with pytest.raises(TypeError, match=r"argument 2 is a NumPy masked array.*y\.compressed\(\)"):
+        call(tl.param([1.0, 2.0, 3.0, 4.0]))
+
+
+def test_the_masked_loss_written_with_weights_has_numpys_value_and_the_masked_gradient():
+    p = tl.param([1.0, 2.0, 3.0, 4.0])
+    w = ~np.ma.getmaskarray(MASKED)
+    loss = tl.sum(w * (p - MASKED.data) ** 2) / w.sum()
+    assert tl.data(loss) == pytest.approx(float(np.mean((tl.data(p) - MASKED) ** 2)))
+    tl.back_(loss)
+    np.testing.assert_allclose(p.grad, [-1 / 3, 0.0, -1.0, -4 / 3])  # 2 (p - y) / 3 where y is not masked
+
+
+@pytest.mark.parametrize(
+    "call, position",
+    [
+        (lambda w: w * MATRIX, 2),
+        (lambda w: MATRIX * w, 1),
+        (lambda w: np.multiply(w, MATRIX), 2),
+        (lambda w: w @ MATRIX, 2),
+        (lambda w: tl.sum(w + MATRIX), 2),
+    ],
+)
+def test_an_np_matrix_constant_is_refused_by_name(call, position):
+    with pytest.raises(TypeError, match=rf"argument {position} is an np\.matrix.*np\.asarray\(M\)"):
+        call(tl.param(np.ones((2, 2))))
+
+
+@pytest.mark.parametrize("value, kind", [(MASKED, "a NumPy masked array"), (MATRIX, r"an np\.matrix")])
+def test_a_parameter_of_a_masked_array_or_a_matrix_is_refused(value, kind):
+    with pytest.raises(TypeError, match=f"param: argument 1 is {kind}"):
+        tl.param(value)
+    with pytest.raises(TypeError, match=f"x.data = ...: argument 1 is {kind}"):
+        tl.param(np.ones(value.shape)).data = value
+
+
+def test_other_array_subclasses_still_work_as_constants():
+    x = tl.param([1.0, 2.0])
+    y = x * tl.param([3.0, 4.0]).data  # the read-only view x.data hands out
+    tl.back_(tl.sum(y))
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0])
+
+
+# ----------------------------------------------------------------------------------------------------
+# Functions composed of operations refuse what NumPy refuses, with NumPy's reason, not an inner operation's
+
+M3 = np.eye(3) + 1
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(
+    "call, plain_value",
+    [
+        (lambda np_, v: np_.diff(v(2.0)), "diff"),
+        (lambda np_, v: np_.diff(v([1.0, 2.0, 3.0]), axis=5), "diff"),
+        (lambda np_, v: np_.percentile(v(M3), 200), "percentile"),
+        (lambda np_, v: np_.quantile(v(M3), 2.0), "quantile"),
+        (lambda np_, v: np_.matrix_transpose(v([1.0, 2.0, 3.0])), "matrix_transpose"),
+        (lambda np_, v: np_.linalg.matrix_power(v(M3), 1.5), "matrix_power"),
+        (lambda np_, v: np_.linalg.matrix_power(v([1.0, 2.0, 3.0]), 2), "matrix_power"),
+        (lambda np_, v: np_.linalg.matrix_power(v(np.ones((2, 3))), 2), "matrix_power"),
+    ],
+)
+def test_a_composed_function_refuses_what_numpy_refuses_naming_itself(call, plain_value):
+    with pytest.raises((ValueError, TypeError, IndexError)) as numpys:
+        call(np, lambda v: np.asarray(v))
+    for spelling in (np, tl):
+        if spelling is tl and plain_value == "matrix_power":
+            continue
+        with pytest.raises(type(numpys.value)) as ours:
+            call(spelling, tl.param)
+        message = str(ours.value)
+        assert message.startswith(f"{plain_value}: ")
+        assert "index out of range" not in message and "unsupported operand" not in message
+        assert "swapaxes" not in message and "getitem" not in message
+
+
+# ----------------------------------------------------------------------------------------------------
+# np.gradient (finite differences of samples, not tl.gradient), np.real_if_close, np.piecewise, ufunc.reduceat
+
+G = np.random.default_rng(5).standard_normal((5, 4))
+COORDS = np.array([0.0, 1.0, 3.0, 4.5, 7.0])
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((), {}),
+        ((0.5,), {}),
+        ((2.0, 0.3), {}),
+        ((COORDS,), {"axis": 0}),
+        ((), {"edge_order": 2}),
+        ((COORDS, np.array([0.0, 0.5, 1.0, 2.0])), {"edge_order": 2}),
+        ((0.25,), {"axis": -1, "edge_order": 2}),
+    ],
+)
+def test_np_gradient_of_a_tracked_array_has_numpys_value_and_a_checked_gradient(args, kwargs):
+    expected = np.gradient(G, *args, **kwargs)
+    got = np.gradient(tl.param(G), *args, **kwargs)
+    expected, got = (expected, got) if isinstance(expected, tuple) else ((expected,), (got,))
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(tl.data(g), e, rtol=1e-12, atol=1e-12)
+    weights = [np.random.default_rng(i).standard_normal(e.shape) for i, e in enumerate(expected)]
+
+    def loss(x):
+        out = np.gradient(x, *args, **kwargs)
+        out = out if isinstance(out, tuple) else (out,)
+        return tl.sum([tl.sum(o * w) for o, w in zip(out, weights)])
+
+    tl.check_grads(loss, G)
+
+
+def test_np_gradient_refuses_what_numpy_refuses():
+    with pytest.raises(ValueError, match="at least \\(edge_order \\+ 1\\) elements"):
+        np.gradient(tl.param([1.0, 2.0]), edge_order=2)
+    with pytest.raises(TypeError, match="spacing is tracked"):
+        np.gradient(tl.param([1.0, 2.0, 4.0]), tl.param(0.5))
+
+
+def test_np_real_if_close_drops_imaginary_parts_within_the_tolerance_only():
+    close = np.real_if_close(tl.param(np.array([1 + 1e-17j, 2 + 0j])))
+    assert close.dtype == np.float64
+    np.testing.assert_array_equal(tl.data(close), [1.0, 2.0])
+    far = tl.param(np.array([1 + 1j]))
+    assert np.real_if_close(far) is far
+    real = tl.param([1.0, 2.0])
+    assert np.real_if_close(real) is real
+    tl.check_grads(lambda a: tl.sum(np.real_if_close(a * (1 + 0j)) ** 3), np.array([0.5, -1.5]))
+
+
+PIECES = np.array([-1.7, -0.6, 0.3, 0.8, 1.4, 2.2])
+
+
+@pytest.mark.parametrize(
+    "conditions, functions",
+    [
+        (lambda v: [v < 0, v >= 1], [lambda t: t**2, lambda t: 3 * t, 0.5]),
+        (lambda v: [v < 0], [lambda t: tl.sin(t)]),
+        (lambda v: [v < 1, v > 0], [lambda t: t, lambda t: tl.exp(t)]),  # overlapping: the later one wins
+        (lambda v: v > 0.5, [lambda t: t * t, -1.0]),
+    ],
+)
+def test_np_piecewise_of_a_tracked_array_has_numpys_value_and_a_checked_gradient(conditions, functions):
+    def plain_function(f):
+        return (lambda t: tl.data(f(tl.param(t)))) if callable(f) else f
+
+    expected = np.piecewise(PIECES, conditions(PIECES), [plain_function(f) for f in functions])
+    np.testing.assert_allclose(tl.data(np.piecewise(tl.param(PIECES), conditions(PIECES), functions)), expected)
+    tl.check_grads(lambda x: tl.sum(np.piecewise(x, conditions(tl.data(x)), functions) * np.arange(6.0)), PIECES)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum])
+@pytest.mark.parametrize("indices, axis", [([0, 2, 1, 4], 0), ([0, 3], 1), ([1], 0), ([0, 1, 2, 3], -1)])
+def test_ufunc_reduceat_of_a_tracked_array_has_numpys_value_and_a_checked_gradient(ufunc, indices, axis):
+    np.testing.assert_allclose(
+        tl.data(ufunc.reduceat(tl.param(G), indices, axis=axis)), ufunc.reduceat(G, indices, axis=axis)
+    )
+    tl.check_grads(lambda x: tl.sum(ufunc.reduceat(x, indices, axis=axis) ** 2), G)
+
+
+def test_ufunc_reduceat_refuses_an_index_out_of_bounds():
+    with pytest.raises(IndexError, match="out-of-bounds"):
+        np.add.reduceat(tl.param([1.0, 2.0]), [0, 5])

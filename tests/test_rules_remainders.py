@@ -72,3 +72,16 @@ def test_fmod_and_divmod():
 def test_remainder_of_complex_input_is_an_error():
     with pytest.raises(TypeError, match="remainder: complex input"):
         tl.param(np.array([1.0 + 1j])) % 2.0
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize(
+    "x, y, expected",
+    [(2.0, 0.0, np.inf), (-2.0, 0.0, -np.inf), (0.0, 0.0, np.nan), (7.0, 2.0, 3.0), (-7.0, 2.0, -4.0)],
+)
+def test_floor_division_of_a_tracked_number_gives_numpys_quotient(x, y, expected):
+    """``//`` is piecewise constant: its plain quotient, as NumPy gives it for arrays (inf, not ZeroDivisionError)."""
+    for got in (tl.param(x) // y, x // tl.param(y), tl.param(x) // tl.param(y)):
+        np.testing.assert_equal(got, expected)
+        np.testing.assert_equal(tl.data(tl.param([x]) // y), [expected])
+        np.testing.assert_equal(float(divmod(tl.param(x), y)[0]), expected)

@@ -98,6 +98,11 @@ def test_every_function_takes_a_list_of_tracked_values_as_an_array(name):
     f, args = CALLS[name]
     if name in ("stack", "concatenate", "hstack", "vstack", "column_stack", "dstack"):
         pytest.skip("takes a sequence of arrays; tested below")
+    if name == "dropout":  # two calls draw two masks; tests/test_rules_conv.py gives it a list with a fixed rng
+        (with_list,) = tl.gradient(lambda x: _scalar(f(_as_list(x), 0.5, rng=1)), V)
+        (with_array,) = tl.gradient(lambda x: _scalar(f(x, 0.5, rng=1)), V)
+        np.testing.assert_allclose(tl.data(with_list), tl.data(with_array), rtol=1e-12, atol=1e-12)
+        return
     # the list of tracked elements must give the value and the gradient of the array they stand for
     x0, rest = args[0], args[1:]
     (with_list,) = tl.gradient(lambda x: _scalar(f(_as_list(x), *rest)), x0)
@@ -401,7 +406,9 @@ def test_a_cast_to_an_integer_or_bool_dtype_carries_no_gradient(dtype, cast):
     np.testing.assert_array_equal(tl.data(g), x0.astype(dtype).astype(float))
 
 
-@pytest.mark.parametrize("source, target", [(np.float64, np.float32), (np.float32, np.float64), (np.float64, np.float16)])
+@pytest.mark.parametrize(
+    "source, target", [(np.float64, np.float32), (np.float32, np.float64), (np.float64, np.float16)]
+)
 def test_a_floating_cast_is_tracked_and_its_gradient_has_the_inputs_dtype(source, target):
     x = tl.param(np.array([1.5, -2.5], dtype=source))
     y = x.astype(target)
@@ -444,7 +451,9 @@ def test_a_rule_returning_the_wrong_thing_is_an_error_naming_it(result, problem)
     f = _custom(result)
     with pytest.raises(TypeError) as error:
         f(tl.param(1.0))
-    assert str(error.value) == f"f: the gradient rule {problem}" or str(error.value).startswith(f"f: the gradient rule {problem}")
+    assert str(error.value) == f"f: the gradient rule {problem}" or str(error.value).startswith(
+        f"f: the gradient rule {problem}"
+    )
 
 
 def test_track_with_a_list_of_tracked_values_is_an_error():
@@ -454,3 +463,63 @@ def test_track_with_a_list_of_tracked_values_is_an_error():
     tl.grad_rule(f)(lambda xs: (1.0, lambda Δ: (Δ,)))
     with pytest.raises(TypeError, match=r"^track: argument 1 of f is a list holding tracked values.*tl\.stack"):
         tl.track(f, [tl.param(1.0), 2.0])
+
+
+# ---------------------------------------------------------------- iterables that are not arrays
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "flip", "copy", "mean", "sin", "cumsum"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: (v * 2 for v in x),
+        lambda x: {0: x[0], 1: x[1]}.values(),
+        lambda x: map(lambda v: v * 2, x),
+        lambda x: (v for v in [1.0, 2.0]),
+        lambda x: {1.0, 2.0},
+    ],
+    ids=["generator of tracked", "dict_values", "map", "generator of numbers", "set"],
+)
+def test_an_iterable_that_is_not_an_array_is_refused_by_name(name, make):
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(TypeError, match=rf"{name}: argument 1 is a (generator|dict_values|map|set), which is not"):
+        getattr(tl, name)(make(x))
+
+
+def test_the_list_the_message_suggests_is_tracked():
+    x = tl.param([1.0, 2.0])
+    y = tl.sum([v * 2 for v in x])
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0])
+    assert tl.sum(range(4)) == 6
+
+
+@pytest.mark.parametrize(
+    "cast",
+    [
+        lambda v: np.int64(v),
+        lambda v: np.asarray(v, dtype=int),
+        lambda v: np.asarray(v, dtype=bool),
+        lambda v: v.astype(int),
+    ],
+    ids=["np.int64", "asarray int", "asarray bool", "astype"],
+)
+def test_a_cast_to_integers_gives_plain_integers_as_in_autograd(cast):
+    """autograd's test_cast_to_int: indices computed from a tracked value; their derivative is 0."""
+    inds = np.ones(5)[:, None]
+    W0 = np.random.default_rng(0).standard_normal((5, 10))
+
+    def fun(W):
+        glued = tl.concatenate((W, inds), axis=1)
+        new_inds = cast(glued[:, -1])
+        assert not tl.istracked(new_inds) and new_inds.dtype.kind in "biu"
+        return W[:, :-1][np.arange(5), np.asarray(new_inds, dtype=int)]
+
+    np.testing.assert_array_equal(tl.data(fun(tl.param(W0))), W0[:, 1])
+    tl.check_grads(lambda W: tl.sum(fun(W) ** 2), W0)
+
+
+@pytest.mark.parametrize("dtype", [None, float, np.float32, complex])
+def test_a_cast_to_floats_or_no_dtype_still_refuses(dtype):
+    with pytest.raises(TypeError, match="tracking would be lost"):
+        np.asarray(tl.param([1.5, 2.5]), dtype=dtype)

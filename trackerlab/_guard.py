@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from ._backend import NDARRAY, namespace
-from ._plain import _setflags
+from ._plain import _is_parameter_array, _setflags
 
 # The caller's own arrays used as constants (``x * c``, ``X @ w``, ``x[idx]``). Pullbacks read them when the
 # backward pass runs, so a change in place in between would give the gradient at the new values. A
@@ -78,11 +78,14 @@ def _guarded(args: tuple, kwargs, compare: bool):
 
 
 def _writeable_below(value) -> bool:
-    """Whether the read-only NumPy array ``value`` is a view of memory that can still change: ``np.broadcast_to(c,
-    ...)`` or a view of ``c`` made read-only, where ``c`` is writeable (a write into ``c`` changes the view)."""
+    """Whether the read-only NumPy array ``value`` is memory that can still change: a parameter's value (``tl.data(W)``,
+    which ``update_`` steps in place), or a view of one, or ``np.broadcast_to(c, ...)`` or a view of ``c`` made
+    read-only, where ``c`` is writeable (a write into ``c`` changes the view)."""
+    if _is_parameter_array(value):
+        return True
     base = value.base
     while isinstance(base, NDARRAY):
-        if base.flags.writeable:
+        if base.flags.writeable or _is_parameter_array(base):
             return True
         base = base.base
     return False

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from . import numpy_protocol
 from ._recording import EVERY_THREAD, RECORDING
 from .ops import _SEQUENCES, Op, _record2, plain
@@ -210,6 +212,7 @@ def _in_place(name: str, instead: str):
     method.__name__ = name
     return method
 
+
 # for the generated documentation: each operator and method, by the operation behind it
 OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
 METHODS = {name: op for name, (op, _) in _METHODS.items()}
@@ -231,8 +234,12 @@ def _index(index):
 
 def _array(self, dtype=None, copy=None):
     """NumPy asks for a plain array (``np.asarray(x)``, ``np.array([x, y])``, a NumPy function given a
-    list that holds ``x``): refused, always, since the result would carry no gradient. ``tl.data(x)``
-    is the plain value, for plotting and printing; lists of tracked values go to ``tl`` functions."""
+    list that holds ``x``): refused, since the result would carry no gradient. ``tl.data(x)`` is the plain
+    value, for plotting and printing; lists of tracked values go to ``tl`` functions. A cast to integers or
+    bools (``np.asarray(x, dtype=int)``, indices) is given, as ``x.astype(int)`` and ``int(x)`` are: its
+    derivative is 0, so no gradient is lost (as in HIPS autograd)."""
+    if dtype is not None and np.dtype(dtype).kind in "biu":
+        return np.asarray(data(self), dtype=dtype)
     advice = numpy_protocol.scipy_function_called()
     raise TypeError(LOST_TRACKING if advice is None else f"{advice} ({LOST_TRACKING})")
 
@@ -244,6 +251,16 @@ LOST_TRACKING = (
     "the array with tl.stack([...]) (its plain value: tl.data(tl.stack([...]))) or give the list to a "
     "tl function (tl.sum([a, b]), tl.mean([a, b]))"
 )
+
+
+def _floor_divide(x, y):
+    """``x // y``, which is piecewise constant (derivative 0): the plain quotient, as NumPy gives it for arrays and
+    ``divmod`` (inf or nan where ``y`` is 0, where Python's floats raise ``ZeroDivisionError``)."""
+    try:
+        return x // y
+    except ZeroDivisionError:
+        xp = ns(x, y)
+        return xp.floor_divide(xp.asarray(x), xp.asarray(y))[()]
 
 
 def bind() -> None:
@@ -261,8 +278,8 @@ def bind() -> None:
     _TrackedValue.__trunc__ = lambda self: math.trunc(data(self))
     _TrackedValue.__floor__ = lambda self: math.floor(data(self))
     _TrackedValue.__ceil__ = lambda self: math.ceil(data(self))
-    _TrackedValue.__floordiv__ = lambda self, other: data(self) // plain(other)
-    _TrackedValue.__rfloordiv__ = lambda self, other: plain(other) // data(self)
+    _TrackedValue.__floordiv__ = lambda self, other: _floor_divide(data(self), plain(other))
+    _TrackedValue.__rfloordiv__ = lambda self, other: _floor_divide(plain(other), data(self))
     _TrackedValue.__array_ufunc__ = numpy_protocol.dispatch_ufunc
     _TrackedValue.__array_function__ = lambda self, func, types, args, kwargs: numpy_protocol.array_function(
         func, types, args, kwargs

@@ -13,7 +13,7 @@ import threading
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS
 from ._guard import _guarded
-from ._plain import GRADS_LOCK, _made, _setflags, _Zeros
+from ._plain import GRADS_LOCK, _is_parameter_array, _made, _setflags, _Zeros, refuse_subclass
 from ._recording import ANOMALY
 
 __all__ = ["Call", "Tracked"]
@@ -228,7 +228,9 @@ _IMMUTABLE = frozenset({int, bool, complex, str, type(None), slice, type(Ellipsi
 
 
 def _read_only(value) -> bool:
-    return type(value) is NDARRAY and not value.flags.writeable and value.base is None  # (a view may change)
+    return (  # (a view may change, and a parameter's value: update_ steps it in place)
+        type(value) is NDARRAY and not value.flags.writeable and value.base is None and not _is_parameter_array(value)
+    )
 
 
 def _new(op, args: tuple, kwargs, out, back=None):
@@ -246,8 +248,11 @@ def _new(op, args: tuple, kwargs, out, back=None):
         if kind is Tracked:
             arg.ref += 1
         elif kind is NDARRAY:
-            mutable = mutable or arg.flags.writeable or arg.base is not None  # a read-only view may still change
+            # a read-only view may still change, and a parameter's value (tl.data(W)), which update_ steps in place
+            mutable = mutable or arg.flags.writeable or arg.base is not None or _is_parameter_array(arg)
         elif kind not in _IMMUTABLE:
+            if isinstance(arg, NDARRAY):  # a subclass: those whose arithmetic the rules do not follow are refused
+                refuse_subclass(op.name, next(i for i, a in enumerate(args) if a is arg) + 1, arg)
             mutable = True
     if kwargs and not mutable:
         for value in kwargs.values():

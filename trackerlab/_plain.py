@@ -5,6 +5,9 @@ API build on it; the caller's arrays the tape keeps as constants are guarded in 
 from __future__ import annotations
 
 import threading
+import weakref
+
+import numpy as _np
 
 from ._backend import NDARRAY, namespace
 
@@ -16,6 +19,47 @@ def _lock(value):
     if type(value) is NDARRAY:
         _setflags(value, False)
     return value
+
+
+# The NumPy arrays parameters hold. They are read-only, as the tape's own values are, but ``update_`` steps them
+# in place, so one used as a constant (``x * tl.data(W)``) must be guarded as the caller's writeable arrays are
+# (``_guard``): the tape's own values never change, and are kept as they are.
+_PARAMETER_ARRAYS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id → the array
+
+
+def _parameter_array(value):
+    """``value``, read-only, noted as a parameter's (``update_`` may step it in place)."""
+    if type(value) is NDARRAY:
+        _setflags(value, False)
+        _PARAMETER_ARRAYS[id(value)] = value
+    return value
+
+
+def _is_parameter_array(value) -> bool:
+    return _PARAMETER_ARRAYS.get(id(value)) is value
+
+
+# NumPy's array subclasses whose arithmetic is not the arrays' that the rules differentiate: a masked array's
+# mask is ignored by the rules (the value skipped the masked entries, the gradient counted them), and an
+# ``np.matrix``'s ``*`` is the matrix product (the value was the product, the gradient elementwise). Refused.
+_REFUSED = {
+    _np.matrix: (
+        "an np.matrix, whose * and ** are matrix products where the gradient rules follow arrays; pass "
+        "np.asarray(M) (scipy.sparse's .toarray() instead of .todense()) and write @ for the matrix product"
+    ),
+    _np.ma.MaskedArray: (
+        "a NumPy masked array, whose mask the gradient rules would not see (the gradient would count the "
+        "masked entries); pass plain arrays: the entries you mean (y.compressed(), y.filled(v)), or weights "
+        "w = ~np.ma.getmaskarray(y) in the loss, e.g. tl.sum(w * (p - y.data)**2) / w.sum()"
+    ),
+}
+
+
+def refuse_subclass(name: str, position, value, who: str = "argument") -> None:
+    """Refuse an ``np.matrix`` or a masked array given to ``name`` (``position`` counting from 1)."""
+    for kind, why in _REFUSED.items():
+        if isinstance(value, kind):
+            raise TypeError(f"{name}: {who} {position} is {why}")
 
 
 def _copy_plain(value):
@@ -31,11 +75,11 @@ def _leaf_value(x, who: str):
     """The plain ``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one
     else holds (``who`` names the caller in errors)."""
     if type(x) is NDARRAY and x.ndim and x.dtype.kind in "fc":  # a NumPy array of numbers, the common case
-        x = x.copy(order="K")
-        _setflags(x, False)
-        return x
+        return _parameter_array(x.copy(order="K"))
     if isinstance(x, bool | int | float):
         return float(x)
+    if isinstance(x, NDARRAY):  # a subclass (a masked array, an np.matrix): refused, as a constant is
+        refuse_subclass(who, 1, x)
     xp = namespace(x)
     if not hasattr(x, "dtype"):
         try:
@@ -52,7 +96,7 @@ def _leaf_value(x, who: str):
         x = x[()]  # a numpy scalar: fast arithmetic, same dtype
         if x.dtype == "float64":
             x = float(x)
-    return _lock(x)
+    return _parameter_array(x)
 
 
 def _zeros_like(x):

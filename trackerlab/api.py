@@ -18,7 +18,7 @@ from ._recording import RECORDING
 from .lazy import land, lazy_in
 from .ops import operations
 from .params import Grads, Params, update_, zero_grad_
-from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .tracked import Tracked, _leaf, _new, _next_epoch, _TrackedValue, _wrap, data, param
 from .trees import flatten, is_structure, leaves_like
 from .walk import _count_uses, _walk
 
@@ -91,18 +91,19 @@ def forward(f: Callable, *args):
         leaves, of_leaves, rebuild = _over_leaves(f, args, "forward")
         y, back_leaves = forward(of_leaves, *leaves)
         return y, lambda Δ=None: rebuild(back_leaves(Δ))
+    horizon = _next_epoch()  # what f records is of this epoch or later: nothing older can reach its inputs
     inputs, y = _run(f, args)
     nodes = [x.tracker for x in inputs]
     given_tracked = _any_tracked(args)
     if is_structure(y):  # several results (a list, a tuple, a dict of them): back takes one Δ for each
 
         def back(Δ=None):
-            return _back_structure(f, nodes, y, Δ, given_tracked)
+            return _back_structure(f, nodes, y, Δ, given_tracked, horizon)
 
         return y, back
 
     def back(Δ=None):
-        return _back(f, nodes, y, Δ, given_tracked)
+        return _back(f, nodes, y, Δ, given_tracked, horizon)
 
     return y, back
 
@@ -148,13 +149,13 @@ def _over_leaves(f: Callable, args, who: str) -> tuple[list, Callable, Callable]
     return leaves, of_leaves, rebuild
 
 
-def _back_structure(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
+def _back_structure(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizon: int) -> tuple:
     """``forward``'s ``back(Δ)`` for a structure of results ``y``: one walk from Σᵢ ⟨yᵢ, Δᵢ⟩ (the real part
     of Σ yᵢ·Δᵢ for complex values, whose sensitivity in yᵢ is then Δᵢ), recorded on the tape of ``y``, so that
     each result receives its own Δᵢ. ``Δ`` has ``y``'s structure; it may be left out where every result is a
     scalar (each receives 1)."""
     total = _weighted(y, Δ)
-    return _back(lambda *xs: _weighted(f(*xs), Δ), nodes, total, None, given_tracked)
+    return _back(lambda *xs: _weighted(f(*xs), Δ), nodes, total, None, given_tracked, horizon)
 
 
 def _weighted(y, Δ):
@@ -205,9 +206,12 @@ def _any_tracked(args) -> bool:
     return False
 
 
-def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
+def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizon: int) -> tuple:
     """``forward``'s ``back(Δ)`` for the input nodes ``nodes`` of ``y = f(...)`` (``given_tracked``: some
-    argument was tracked, so its node is a recorded identity, not a leaf)."""
+    argument was tracked, so its node is a recorded identity, not a leaf). A node recorded before ``f`` ran
+    (of an epoch before ``horizon``: a value ``f`` closes over) cannot reach the inputs, so the walk stops
+    there: its history is not walked (nor, for a pullback that calls ``forward`` on a function closing over
+    its own output, walked again and again)."""
     if not isinstance(y, _TrackedValue):  # f's value does not depend on the inputs: zeros, for a Δ that fits y
         check_numbers(y, "forward")  # a tuple of tracked results is not tracked itself: back sent zeros
         shape = shape_of(data(y))
@@ -218,23 +222,20 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool) -> tuple:
     # tracked arguments, a tracked Δ, or a tape that reaches values made outside (a closure over a
     # parameter) or runs a custom pullback. Otherwise the walk runs on plain arrays, and each result
     # is one tape node whose pullback replays ``f`` with recording on, only if it is differentiated.
-    if not given_tracked and not isinstance(Δ, _TrackedValue):  # the walk's count of uses tells, in the same
-        reached = []  # pass, what the tape reaches
-        verified = Verified()
-        uses = _count_uses(y.tracker, (), reached, verified)
-        if _self_contained(reached, nodes):
-            if Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy, so that a
-                Δ = _copied(Δ)  # change the caller makes to it afterwards is not seen
-            found = _plain_sensitivities(y, Δ, "back", uses)
-            value = data(y)
-            return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
-    else:
-        uses = verified = None
-    # the input nodes of plain arguments are fresh leaves, which the walk stops at anyway; a tracked
-    # argument's identity node is where the walk must stop
-    found = _sensitivities(
-        y, Δ, "back", nodes, nest=True, stop=nodes if given_tracked else (), uses=uses, verified=verified
-    )
+    # The walk's count of uses tells, in the same pass, what the tape reaches (and adds to ``stop`` the nodes
+    # recorded before f ran). The input nodes of plain arguments are fresh leaves, which the walk stops at
+    # anyway; a tracked argument's identity node is where the walk must stop.
+    reached = []
+    verified = Verified()
+    stop = set(nodes) if given_tracked else set()
+    uses = _count_uses(y.tracker, stop, reached, verified, horizon)
+    if not given_tracked and not isinstance(Δ, _TrackedValue) and _self_contained(reached, nodes):
+        if Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy, so that a
+            Δ = _copied(Δ)  # change the caller makes to it afterwards is not seen
+        found = _plain_sensitivities(y, Δ, "back", uses)
+        value = data(y)
+        return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
+    found = _sensitivities(y, Δ, "back", nodes, nest=True, stop=stop, uses=uses, verified=verified)
     return tuple([_as_result(found.get(n), n) for n in nodes])
 
 
@@ -382,9 +383,10 @@ def gradient(f: Callable, *args):
     if _structured(args):  # dicts, lists, namedtuples, dataclasses of arrays: gradients of the same structure
         leaves, of_leaves, rebuild = _over_leaves(f, args, "gradient")
         return rebuild(gradient(of_leaves, *leaves))
+    horizon = _next_epoch()  # as in forward
     inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
     check_loss(y, "gradient")
-    return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args))
+    return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args), horizon)
 
 
 def _gradient_params(f: Callable, params: Params) -> Grads:
@@ -516,10 +518,11 @@ def withgradient(f: Callable, *args) -> WithGradient:
         leaves, of_leaves, rebuild = _over_leaves(f, args, "withgradient")
         val, grads = withgradient(of_leaves, *leaves)
         return WithGradient(val, rebuild(grads))
+    horizon = _next_epoch()  # as in forward
     inputs, out = _run(f, args)
     y = _loss_of(out)
     check_loss(y, "withgradient")
-    grads = _back(lambda *xs: _loss_of(f(*xs)), [x.tracker for x in inputs], y, None, _any_tracked(args))
+    grads = _back(lambda *xs: _loss_of(f(*xs)), [x.tracker for x in inputs], y, None, _any_tracked(args), horizon)
     return WithGradient(_plain_loss(out), grads)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ._backend import NDARRAY
 from ._first_order import FirstOrder
 from ._recording import EVERY_THREAD, RECORDING
-from .ops import _SEQUENCES, Op, _holds_tracked, _record
+from .ops import _SEQUENCES, Op, _record
 from .tracked import _new, _TrackedValue
 
 __all__ = ["grad_rule", "primitive", "track"]
@@ -75,13 +75,14 @@ def track(f: Callable, /, *args, **kwargs):
     if rule is None:
         raise TypeError(f"track: no gradient rule is registered for {name}; define one with @tl.grad_rule({name})")
     for i, a in enumerate(args):
-        if isinstance(a, _SEQUENCES) and _holds_tracked(a):
+        if not isinstance(a, _TrackedValue) and _holds(a):
             raise TypeError(
                 f"track: argument {i + 1} of {name} is a {type(a).__name__} holding tracked values, which a "
-                f"gradient rule cannot send sensitivities to; pass tl.stack([...]) instead"
+                f"gradient rule cannot send sensitivities to; pass each tracked value as its own argument, or "
+                f"one array made with tl.stack([...])"
             )
     for option, a in kwargs.items():
-        if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
+        if _holds(a):
             raise TypeError(
                 f"track: the keyword argument {option}= of {name} is tracked, but a pullback returns sensitivities "
                 f"for the arguments given by position only, so its gradient would be lost; pass it by position"
@@ -195,10 +196,13 @@ def _any_tracked(args) -> bool:
     return any(isinstance(a, _TrackedValue) for a in args)
 
 
-def _tracked_keyword(kwargs: dict) -> bool:
-    return any(
-        isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)) for a in kwargs.values()
-    )
+def _holds(a) -> bool:
+    """Whether an argument is tracked or holds tracked values (in a list, a tuple or a dict, at any depth)."""
+    if isinstance(a, _TrackedValue):
+        return True
+    if isinstance(a, _SEQUENCES):
+        return any(_holds(v) for v in a)
+    return isinstance(a, dict) and any(_holds(v) for v in a.values())
 
 
 def primitive(f: Callable) -> Callable:
@@ -222,7 +226,11 @@ def primitive(f: Callable) -> Callable:
     def recorded(*args, **kwargs):
         # a tracked keyword argument goes to track too, which refuses it: calling f itself would skip the rule
         # (tl.hook(f=..., x=y) was y itself, its hook never applied)
-        if (EVERY_THREAD.recording or RECORDING.on) and (_any_tracked(args) or (kwargs and _tracked_keyword(kwargs))):
+        # so do tracked values inside a list, tuple or dict argument, which track refuses by name: f itself would
+        # compute with them and skip the rule (a straight-through rule given (x,) had gradient 0)
+        if (EVERY_THREAD.recording or RECORDING.on) and (
+            any(_holds(a) for a in args) or (kwargs and any(_holds(a) for a in kwargs.values()))
+        ):
             return track(recorded, *args, **kwargs)
         return f(*args, **kwargs)
 

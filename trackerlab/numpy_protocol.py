@@ -157,6 +157,168 @@ def _nanmin(x, axis=None, out=None, keepdims=False, **options):
     return _nan_extremum(x, axis, keepdims, larger=False)
 
 
+def _real_if_close(a, tol=100):
+    """``np.real_if_close``: the real part where every imaginary part is within ``tol`` machine epsilons of 0
+    (``tol`` > 1), or an absolute ``tol``; else ``a`` itself. Recorded as ``real``, whose rule sends back a
+    real cotangent, as the imaginary parts it drops were 0."""
+    value = a.data if isinstance(a, _TrackedValue) else np.asarray(plain(a))
+    if not np.iscomplexobj(value):
+        return a
+    limit = tol * np.finfo(value.dtype).eps if tol > 1 else tol
+    return _public("real")(a) if bool(np.all(np.abs(value.imag) < limit)) else a
+
+
+def _piecewise(x, condlist, funclist, *args, **kw):
+    """``np.piecewise``: where ``condlist[k]`` holds, ``funclist[k]`` of those elements of ``x`` (a later condition
+    wins where several hold, as in NumPy), a constant for a non-callable entry, and the extra entry of ``funclist``
+    (if any) where none holds; 0 elsewhere. Each function sees only its own elements (``x[owner == k]``), and the
+    pieces are put back in place by one ``getitem`` of their concatenation, so each receives its gradient."""
+    tl = _public
+    value = x.data if isinstance(x, _TrackedValue) else np.asarray(plain(x))
+    conditions = [np.asarray(plain(c), dtype=bool) for c in (condlist if isinstance(condlist, list) else [condlist])]
+    if len(conditions) == 1 and conditions[0].shape != value.shape and conditions[0].ndim == value.ndim + 1:
+        conditions = list(conditions[0])
+    if len(funclist) == len(conditions) + 1:  # the default, where no condition holds
+        conditions.append(~np.any(conditions, axis=0) if conditions else np.ones(value.shape, bool))
+    elif len(funclist) != len(conditions):
+        raise ValueError(
+            f"numpy.piecewise: with {len(conditions)} condition(s), {len(conditions)} or {len(conditions) + 1} "
+            f"functions were expected, got {len(funclist)}"
+        )
+    owner = np.full(value.shape, -1)
+    for k, condition in enumerate(conditions):
+        owner[np.broadcast_to(condition, value.shape)] = k
+    flat = tl("reshape")(x, (-1,))
+    owner = owner.reshape(-1)
+    pieces, order = [], []
+    for k, f in enumerate(funclist):
+        where = np.flatnonzero(owner == k)
+        if not where.size:
+            continue
+        if callable(f):
+            piece = f(tl("getitem")(flat, where), *args, **kw)
+        else:
+            piece = np.full(where.size, f, dtype=value.dtype)
+        piece = tl("astype")(tl("broadcast_to")(piece, (where.size,)), value.dtype)
+        pieces.append(piece)
+        order.append(where)
+    rest = np.flatnonzero(owner == -1)
+    if rest.size:
+        pieces.append(np.zeros(rest.size, value.dtype))
+        order.append(rest)
+    joined = tl("concatenate")(pieces) if pieces else np.zeros(0, value.dtype)
+    inverse = np.empty(value.size, dtype=np.intp)
+    inverse[np.concatenate(order) if order else np.zeros(0, np.intp)] = np.arange(value.size)
+    return tl("reshape")(tl("getitem")(joined, inverse), value.shape)
+
+
+def _numpy_gradient(f, *varargs, axis=None, edge_order=1):
+    """``np.gradient``: central differences of samples inside, one-sided ones (of ``edge_order`` 1 or 2) at the
+    ends, along each axis, with spacing given as one number, one per axis, or coordinates (NumPy's formulas). It
+    is linear in ``f``, made of slices of it, so its gradient follows. (Not ``tl.gradient``, which differentiates
+    a function.)"""
+    tl = _public
+    value = f.data if isinstance(f, _TrackedValue) else np.asarray(plain(f))
+    ndim = value.ndim
+    axes = tuple(range(ndim)) if axis is None else tuple(a % ndim for a in np.atleast_1d(axis).tolist())
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(plain(varargs[0])) == 0:
+        spacings = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError("numpy.gradient: invalid number of arguments")
+    if edge_order not in (1, 2):
+        raise ValueError("numpy.gradient: 'edge_order' greater than 2 not supported")
+    if any(isinstance(h, _TrackedValue) for h in spacings):
+        raise TypeError("numpy.gradient: the spacing is tracked; it is a setting here: pass tl.data(h)")
+    out = []
+    for ax, h in zip(axes, spacings):
+        n = value.shape[ax]
+        if n < edge_order + 1:
+            raise ValueError(
+                "numpy.gradient: Shape of array too small to calculate a numerical gradient, at least "
+                "(edge_order + 1) elements are required."
+            )
+
+        def part(start, stop, ax=ax):
+            index = [slice(None)] * ndim
+            index[ax] = slice(start, stop)
+            return tl("getitem")(f, tuple(index))
+
+        def along(c, ax=ax):  # coefficients along ``ax``, broadcast over the other axes
+            shape_ = [1] * ndim
+            shape_[ax] = -1
+            return np.reshape(c, shape_)
+
+        h = np.asarray(plain(h), dtype=np.result_type(value.dtype, np.float64) if value.dtype.kind != "f" else None)
+        if h.ndim == 0:
+            dx = np.full(n - 1, h)
+        elif h.shape == (n,):
+            dx = np.diff(h)
+        else:
+            raise ValueError("numpy.gradient: when 1d, distances must match the length of the corresponding dimension")
+        dx1, dx2 = dx[:-1], dx[1:]
+        pieces = []
+        if edge_order == 1:
+            pieces.append((part(1, 2) - part(0, 1)) / dx[0])
+        else:
+            a, b = dx[0], dx[1]
+            pieces.append(
+                part(0, 1) * (-(2 * a + b) / (a * (a + b)))
+                + part(1, 2) * ((a + b) / (a * b))
+                + part(2, 3) * (-a / (b * (a + b)))
+            )
+        if n > 2:
+            if h.ndim == 0:
+                pieces.append((part(2, None) - part(0, -2)) / (2 * h))
+            else:
+                pieces.append(
+                    part(0, -2) * along(-dx2 / (dx1 * (dx1 + dx2)))
+                    + part(1, -1) * along((dx2 - dx1) / (dx1 * dx2))
+                    + part(2, None) * along(dx1 / (dx2 * (dx1 + dx2)))
+                )
+        if edge_order == 1:
+            pieces.append((part(n - 1, n) - part(n - 2, n - 1)) / dx[-1])
+        else:
+            a, b = dx[-2], dx[-1]
+            pieces.append(
+                part(n - 3, n - 2) * (b / (a * (a + b)))
+                + part(n - 2, n - 1) * (-(a + b) / (a * b))
+                + part(n - 1, n) * ((2 * b + a) / (b * (a + b)))
+            )
+        out.append(tl("concatenate")(pieces, axis=ax))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _reduceat(target: str, spelling: str, x, indices, axis=0, dtype=None, out=None):
+    """``ufunc.reduceat(x, indices)``: the reduction of ``x[indices[i]:indices[i + 1]]`` along ``axis`` for each
+    ``i`` (to the end for the last), or ``x[indices[i]]`` where ``indices[i] >= indices[i + 1]``, as NumPy does;
+    the slices' reductions are stacked, each recorded."""
+    if dtype is not None:
+        raise TypeError(f"{spelling}: dtype= is not supported on tracked values")
+    tl = _public
+    value = x.data if isinstance(x, _TrackedValue) else np.asarray(plain(x))
+    ax = axis % value.ndim
+    n = value.shape[ax]
+    starts = [int(i) for i in np.asarray(plain(indices)).reshape(-1)]
+    for i in starts:
+        if not 0 <= i < n:
+            raise IndexError(f"{spelling}: index {i} out-of-bounds in {spelling.split('.')[1]}.reduceat [0, {n})")
+
+    def take(start, stop):
+        index = [slice(None)] * value.ndim
+        index[ax] = slice(start, stop)
+        return tl("getitem")(x, tuple(index))
+
+    parts = []
+    for k, start in enumerate(starts):
+        stop = starts[k + 1] if k + 1 < len(starts) else n
+        parts.append(tl(target)(take(start, stop if stop > start else start + 1), axis=ax, keepdims=True))
+    return tl("concatenate")(parts, axis=ax)
+
+
 FUNCTIONS: dict[tuple[str, str], str | tuple[str, Callable]] = {}
 FUNCTIONS.update({("numpy", numpy_name): name for numpy_name, name in _same(np, ufuncs=False).items()})
 FUNCTIONS.update({("numpy.linalg", numpy_name): name for numpy_name, name in _same(np.linalg, ufuncs=False).items()})
@@ -169,6 +331,9 @@ FUNCTIONS.update(
         ("numpy", "clip"): ("clip", _clip),
         ("numpy", "nanmax"): ("max", _nanmax),
         ("numpy", "nanmin"): ("min", _nanmin),
+        ("numpy", "real_if_close"): ("real", _real_if_close),
+        ("numpy", "piecewise"): ("getitem", _piecewise),
+        ("numpy", "gradient"): ("diff", _numpy_gradient),
         ("numpy.linalg", "trace"): ("trace", _linalg_trace),
         ("numpy.linalg", "diagonal"): ("diagonal", _linalg_diagonal),
         ("numpy.linalg", "vector_norm"): ("norm", _vector_norm),
@@ -246,6 +411,8 @@ def array_ufunc(ufunc, method: str, *inputs, **kwargs):
     target = UFUNC_METHODS.get((name, method))
     if target is not None:
         return _reduce(target, spelling, *inputs, **kwargs)
+    if method == "reduceat" and (name, "reduce") in UFUNC_METHODS and name not in ("fmax", "fmin", "logaddexp"):
+        return _reduceat(UFUNC_METHODS[(name, "reduce")], spelling, *inputs, **kwargs)
     if method == "outer" and name in UFUNCS and ufunc.nin == 2:
         return _outer(spelling, _public(UFUNCS[name]), *inputs, **kwargs)
     raise _no_rule(spelling)

@@ -4,10 +4,10 @@ in ``custom_rules.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, MappingView, Set
 from types import MappingProxyType
 
-from ._backend import namespace
+from ._backend import NDARRAY, REAL_SCALARS, namespace
 from ._recording import EVERY_THREAD, RECORDING
 from .lazy import involved, refusal
 from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
@@ -20,6 +20,10 @@ _OPS: dict[str, Op] = {}
 _FAILURES = (ValueError, TypeError, IndexError, NotImplementedError, AttributeError, AssertionError)
 _ARGUMENT_KINDS = (_TrackedValue, list, tuple)
 _SEQUENCES = (list, tuple)
+# Iterables that NumPy does not read as arrays: a generator, map or zip, a dict's values, a set. NumPy gives some of
+# them back as they are (np.sum of a generator is the generator) or as an object array: refused by name.
+_NOT_OPERANDS = (Iterator, MappingView, Set)
+_OPERAND_TYPES = frozenset({NDARRAY, int, bool, complex, *REAL_SCALARS})  # the common ones: no ABC check for them
 _OPERATIONS = MappingProxyType(_OPS)
 
 
@@ -69,6 +73,8 @@ class Op:
                         raise _explain(self, (node.data,), error) from None
                     return _new(self, (node,), kwargs, out)
             elif not isinstance(x, _SEQUENCES):
+                if type(x) not in _OPERAND_TYPES and isinstance(x, _NOT_OPERANDS):
+                    _refuse_iterable(self, 0, x)
                 try:
                     return self.impl(x, **kwargs) if kwargs else self.impl(x)
                 except _FAILURES as error:
@@ -87,6 +93,9 @@ class Op:
                 if not isinstance(x, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
                     return _record2(self, x, y.tracker)
             elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
+                for i, a in enumerate(args):
+                    if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
+                        _refuse_iterable(self, i, a)
                 try:
                     return self.impl(x, y)
                 except _FAILURES as error:
@@ -110,6 +119,9 @@ class Op:
             if isinstance(a, _ARGUMENT_KINDS):
                 break
         else:
+            for i, a in enumerate(args if arity is None else args[:arity]):
+                if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
+                    _refuse_iterable(self, i, a)
             if arity is not None:  # settings (a shape, an axis) may be tracked: run on their data
                 for a in args[arity:]:
                     if isinstance(a, _TrackedValue):
@@ -128,6 +140,14 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<trackerlab op {self.name}>"
+
+
+def _refuse_iterable(op: Op, i: int, value) -> None:
+    raise TypeError(
+        f"{op.name}: argument {i + 1} is a {type(value).__name__}, which is not read as an array (NumPy would give "
+        f"it back, or an array of objects); pass a list, e.g. tl.{op.name}([v * 2 for v in x]) for a generator, "
+        f"or tl.{op.name}(list(d.values())), or one array made with tl.stack([...])"
+    )
 
 
 def _plain(op: Op, args) -> tuple:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from . import _text
 from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from ._grads import reset
-from ._plain import _lock, _setflags
+from ._plain import _parameter_array, _setflags
 from ._precision import dtype_kind, dtype_name
 from .tracked import _changed, _TrackedValue, data, tracker
 from .trees import flatten, is_structure, leaves_like
@@ -107,26 +107,24 @@ def update_(x, Δ, grads=None):
     if isinstance(x, _TrackedValue):
         node = x.tracker
     elif _is_optimiser(x):
-        for p, g in _pairs(Δ, grads):
-            update_(p, -x.apply(p, data(g)))
+        pairs = _pairs(Δ, grads)
+        # every step is made and checked before any is taken: all the parameters are stepped, or none
+        steps = [-x.apply(p, data(g)) for p, g in pairs]
+        for i, (p, step) in enumerate(zip((p for p, _ in pairs), steps)):
+            _step(data(step), data(p), f"the step of parameter {i + 1}")
+        for (p, _), step in zip(pairs, steps):
+            update_(p, step)
         return Δ
     else:
         node = tracker(x)
-    if node is None:
-        raise TypeError(f"update_: x is not tracked (got {type(x).__name__})")
-    if not node.isleaf:
-        raise ValueError(
-            f"update_: x is the result of {node.f.name}, not a parameter; update_ changes parameters "
-            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
-            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
-        )
+    _parameter(node, x, "update_", "x")
     value = node.data
     step = Δ if type(Δ) is float and type(value) is float else _step(data(Δ), value)
     if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
         try:
             _setflags(value, True)
         except ValueError:  # an array the leaf does not own: replace it
-            value = _lock((value + step).astype(value.dtype))
+            value = _parameter_array((value + step).astype(value.dtype))
         else:
             try:
                 value += step
@@ -147,6 +145,21 @@ def update_(x, Δ, grads=None):
     return x
 
 
+def _parameter(node, x, who: str, name: str) -> None:
+    """Refuse what is not a parameter: an untracked value, or a computed one (the result of an operation)."""
+    if node is None:
+        raise TypeError(f"{who}: {name} is not tracked (got {type(x).__name__})")
+    if not node.isleaf:
+        raise ValueError(
+            f"{who}: {name} is the result of {node.f.name}, not a parameter; {who} changes parameters "
+            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
+            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
+            if who == "update_"
+            else f"{who}: {name} is the result of {node.f.name}, not a parameter; only parameters (tl.param) "
+            "accumulate a gradient, so there is none to reset (zero_grad_ the parameters it was computed from)"
+        )
+
+
 def _pairs(params, grads) -> list:
     """``update_(opt, params, grads)``'s parameters, each with its gradient: ``grads`` is a ``Grads`` or a dict by
     parameter, a list or tuple in ``params``' order (``tl.gradient(f, W, b)``'s), or, for one parameter given
@@ -155,15 +168,15 @@ def _pairs(params, grads) -> list:
         raise TypeError("update_: pass the gradients too: update_(opt, params, grads)")
     by_parameter = isinstance(grads, Grads | Mapping)
     if isinstance(params, _TrackedValue):
-        return [(params, grads[params] if by_parameter else grads)]
-    if is_structure(params) and (not isinstance(params, list | tuple) or _nested(params)):  # a dict, nested lists…
-        return _pairs_of_structure(params, grads)
-    if isinstance(params, Mapping) or not isinstance(params, Iterable):
+        pairs = [(params, grads[params] if by_parameter else grads)]
+    elif is_structure(params) and (not isinstance(params, list | tuple) or _nested(params)):  # a dict, nested lists…
+        pairs = _pairs_of_structure(params, grads)
+    elif isinstance(params, Mapping) or not isinstance(params, Iterable):
         raise TypeError(
             f"update_: params is a {type(params).__name__}; pass a parameter, a list of them or tl.Params([...])"
         )
-    params = list(params)
-    if isinstance(grads, list | tuple):  # by position
+    elif isinstance(grads, list | tuple):  # by position
+        params = list(params)
         if len(grads) != len(params):
             raise ValueError(
                 f"update_: {len(params)} parameters but {len(grads)} gradients; give one gradient per parameter, "
@@ -173,6 +186,7 @@ def _pairs(params, grads) -> list:
         if len({id(tracker(p)) for p in params}) < len(params):
             raise ValueError("update_: a parameter is listed twice, with a gradient each; list it once")
     elif by_parameter:
+        params = list(params)
         pairs, done = [], set()  # a parameter listed twice is stepped once, as Params holds it once
         for p in params:
             key = id(tracker(p))
@@ -184,15 +198,14 @@ def _pairs(params, grads) -> list:
             f"update_: grads is a {type(grads).__name__}; for a list of parameters pass the Grads of "
             "tl.gradient(f, tl.Params([...])), a dict by parameter, or a list of gradients in the parameters' order"
         )
+    checked = []
     for i, (p, g) in enumerate(pairs):  # before any step: a failure half way would leave some parameters stepped
+        _parameter(tracker(p), p, "update_", f"parameter {i + 1}")
         if g is None:
             raise TypeError(f"update_: the gradient of parameter {i + 1} is None; give it an array (zeros for none)")
-        have, want = shape_of(data(g)), shape_of(data(p))
-        if have not in ((), want):
-            raise ValueError(
-                f"update_: the gradient of parameter {i + 1} has shape {have}, but the parameter has shape {want}"
-            )
-    return pairs
+        g = _step(data(g), data(p), f"the gradient of parameter {i + 1}")  # a list becomes an array of p's kind
+        checked.append((p, g))
+    return checked
 
 
 def _nested(params) -> bool:
@@ -218,13 +231,10 @@ def _pairs_of_structure(params, grads) -> list:
             )
         if g is None:
             raise TypeError(f"update_: the gradient at {path} is None; give it an array (zeros for none)")
-        have, want = shape_of(data(g)), shape_of(data(p))
-        if have not in ((), want):
-            raise ValueError(f"update_: the gradient at {path} has shape {have}, but the parameter has shape {want}")
         if id(tracker(p)) in done:
             raise ValueError(f"update_: the parameter at {path} appears twice in params; list it once")
         done.add(id(tracker(p)))
-        pairs.append((p, g))
+        pairs.append((p, _step(data(g), data(p), f"the gradient at {path}")))  # shapes named by path
     return pairs
 
 
@@ -232,8 +242,9 @@ def _other_library(a, b) -> bool:
     return hasattr(b, "shape") and library_name(a) != library_name(b)
 
 
-def _step(step, value):
-    """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error."""
+def _step(step, value, name: str = "Δ"):
+    """``update_``'s ``Δ`` as an array or number that keeps ``value``'s shape and kind, or a clear error
+    (``name`` says which step or gradient)."""
     kind = type(step)
     if kind is NDARRAY:
         if type(value) is NDARRAY and step.dtype is value.dtype and step.shape == value.shape:
@@ -245,19 +256,20 @@ def _step(step, value):
         try:  # a list, or a host Δ for a device x: one explicit copy to x's device
             step = namespace(value).asarray(step)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"update_: cannot read Δ as an array of numbers: {error}") from None
+            raise TypeError(f"update_: cannot read {name} as an array of numbers: {error}") from None
     kind = dtype_kind(step)
     if kind is None or kind not in "biufc":
         what = f"an array of dtype {step.dtype}" if hasattr(step, "dtype") else f"a {type(step).__name__}"
-        raise TypeError(f"update_: Δ is {what}; the step must be numbers (an array of x's shape, or a scalar)")
+        raise TypeError(f"update_: {name} is {what}; the step must be numbers (an array of x's shape, or a scalar)")
     if kind == "c" and dtype_kind(value) != "c":
         raise TypeError(
-            f"update_: Δ is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({dtype_name(value)}); "
+            f"update_: {name} is complex ({getattr(step, 'dtype', 'complex')}), but x is real ({dtype_name(value)}); "
             "a step must not make a real parameter complex (take the real part of the step, or make x complex)"
         )
     if shape_of(step) not in ((), shape):
         raise ValueError(
-            f"update_: Δ has shape {shape_of(step)}, but x has shape {shape}; a step cannot change x's shape"
+            f"update_: {name} has shape {shape_of(step)}, but {'x' if name == 'Δ' else 'the parameter'} has shape "
+            f"{shape}; a step cannot change a parameter's shape"
         )
     return step
 
@@ -271,14 +283,18 @@ def _is_optimiser(x) -> bool:
 def zero_grad_(x):
     """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
     if isinstance(x, Params | list | tuple):
-        for value in x:
-            if isinstance(value, _TrackedValue):  # a parameter (the common case), without the checks below
+        values = list(x)
+        for i, value in enumerate(values):  # every value checked before any is reset (a list in it, by its own call)
+            node = tracker(value)
+            if not isinstance(value, Params | list | tuple) and (node is None or not node.isleaf):
+                _parameter(node, value, "zero_grad_", f"value {i + 1}")
+        for value in values:
+            if isinstance(value, _TrackedValue):  # a parameter (the common case)
                 reset(value.tracker)
             else:
                 zero_grad_(value)
         return x
     node = tracker(x)
-    if node is None:
-        raise TypeError(f"zero_grad_: x is not tracked (got {type(x).__name__})")
+    _parameter(node, x, "zero_grad_", "x")
     reset(node)
     return x

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ._backend import namespace, shape_of
-from ._checks import check_constants
+from ._checks import check_constants, check_fresh
 from ._order import numbering
 from ._recording import no_grad
 from .anomaly import _place, recorded_at
@@ -73,7 +73,9 @@ def check_tape(y, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, 
     leaves = 0
     number = 0
     nodes = numbering(node)[0]  # forward order, as the displays number the tape
-    for n in nodes:  # constants changed in place since: the rules would be checked at values never used
+    for n in nodes:  # arguments or constants changed since: the rules would be checked at values never used,
+        if not n.isleaf:  # and back_ refuses the tape, so check_tape does too
+            check_fresh(n)
         if n.guard is not None:
             check_constants(n)
     with no_grad():

@@ -26,10 +26,11 @@ from ._plain import (
     ZERO_GRAD,
     _copy_plain,
     _leaf_value,
-    _lock,
+    _parameter_array,
     _shape,
     _Zeros,  # noqa: F401  (the lazily-zero .grad's marker: tests read it from here)
 )
+from ._readonly import read_only
 from ._recording import RECORDING
 
 __all__ = [
@@ -64,9 +65,10 @@ class _TrackedValue:
 
     @property
     def data(self):
-        """The plain value. The tape keeps it for the backward pass, so a NumPy array is read-only: change a
-        parameter with ``tl.update_(x, Δ)`` (in place) or ``x.data = v``, or compute with a copy."""
-        return self.tracker.data
+        """The plain value. The tape keeps it for the backward pass, so a NumPy array is read-only (a write
+        such as ``x.data -= lr * x.grad`` raises, saying so): change a parameter with ``tl.update_(x, Δ)``
+        (in place) or ``x.data = v``, or compute with a copy."""
+        return read_only(self.tracker.data)
 
     @data.setter
     def data(self, value):
@@ -124,6 +126,15 @@ class _TrackedValue:
     def __bool__(self):
         return bool(self.tracker.data)
 
+    def __getattr__(self, name: str):
+        # reached only for names the class does not have: those other libraries' users reach for get the
+        # trackerlab spelling (still an AttributeError, so hasattr answers False)
+        instead = _HABITS.get(name)
+        if instead is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        spelling, equivalent = instead
+        raise AttributeError(f"{type(self).__name__} has no .{name}{spelling}; use {equivalent}")
+
     def __hash__(self):
         return id(self.tracker)
 
@@ -165,6 +176,38 @@ class _TrackedValue:
         return _restore, (node.data, node.grad)
 
 
+_PARAMETERS = "a tracked value (tl.param(x), and whatever is computed from one)"
+
+# The names users of PyTorch, JAX and HIPS autograd reach for: ("()" for a method, the trackerlab equivalent)
+_HABITS = {
+    "backward": ("()", "tl.back_(y) (Flux's back!; tl.back_(y, Δ) for an array y), then read x.grad"),
+    "zero_grad": ("()", "tl.zero_grad_(x), or tl.zero_grad_(params) for several"),
+    "zero_grad_": ("()", "tl.zero_grad_(x), or tl.zero_grad_(params) for several"),
+    "zero_": ("()", "tl.zero_grad_(x) to zero a gradient; a tracked value itself does not change in place"),
+    "requires_grad": ("", f"tl.istracked(x): {_PARAMETERS} is always differentiable"),
+    "requires_grad_": ("()", "tl.param(x) to make a parameter of a plain value"),
+    "detach": ("()", "tl.data(x) for the plain value (no gradient flows through it), or tl.param(tl.data(x))"),
+    "detach_": ("()", "tl.data(x) for the plain value (no gradient flows through it), or tl.param(tl.data(x))"),
+    "numpy": ("()", "tl.data(x) for the plain value"),
+    "_value": ("", "tl.data(x) for the plain value (autograd's getval)"),
+    "grad_fn": ("", "x.tracker.f, the Call that made x (None for a parameter)"),
+    "is_leaf": ("", "tl.isleaf(x)"),
+    "retain_grad": ("()", "tl.forward(f, x) or tl.gradient to get the sensitivity of a computed value"),
+    "register_hook": ("()", "tl.hook(f, x), which returns x with f applied to the sensitivity reaching it"),
+    "clone": ("()", "tl.copy(x) (tracked, as clone), or tl.param(tl.data(x)) for a new parameter"),
+    "cpu": ("()", "tl.param(array) on the device you want: a tracked value stays on its data's device"),
+    "cuda": ("()", "tl.param(array) on the device you want: a tracked value stays on its data's device"),
+    "to": ("()", "tl.param(array) on the device you want, or x.astype(dtype)"),
+    "numel": ("()", "x.size"),
+    "dim": ("()", "x.ndim"),
+    "view": ("()", "x.reshape(shape)"),
+    "unsqueeze": ("()", "tl.expand_dims(x, axis)"),
+    "float": ("()", "x.astype(np.float32) or x.astype(np.float64)"),
+    "double": ("()", "x.astype(np.float64)"),
+    "at": ("[]", "tl.where(mask, v, x) for JAX's x.at[i].set(v): a tracked value does not change in place"),
+}
+
+
 def _not_a_leaf(node: Tracked, who: str) -> str:
     return (
         f"{who}: this value is the result of {node.f.name}, not a parameter, and only parameters (tl.param) "
@@ -183,7 +226,7 @@ def _copy_leaf(value, who: str):
 def _restore(value, grad):
     """A parameter holding ``value`` (owned by it from now on) and ``grad``: what pickle and copy rebuild."""
     _grad_given(grad)
-    return _wrap(_leaf(_lock(value), grad))
+    return _wrap(_leaf(_parameter_array(value), grad))
 
 
 class TrackedReal(_TrackedValue):
@@ -198,6 +241,9 @@ class TrackedReal(_TrackedValue):
     """
 
     __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("TrackedReal(x): make a tracked number with tl.param(x), a parameter holding x")
 
     def __float__(self):
         _plain_number(self, "float(x)")
@@ -231,6 +277,9 @@ class TrackedArray(_TrackedValue):
     """
 
     __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("TrackedArray(x): make a tracked array with tl.param(x), a parameter holding a copy of x")
 
     def __len__(self):
         return len(self.tracker.data)

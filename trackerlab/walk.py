@@ -268,7 +268,9 @@ def _walk(
         index += 1
 
 
-def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Verified | None = None) -> dict:
+def _count_uses(
+    root: Tracked, stop, reached: list | None = None, verified: Verified | None = None, horizon: int = 0
+) -> dict:
     """How many times each node reachable from ``root`` is used as an argument (Flux's ``scan``).
 
     Only nodes that can have several uses are counted: a node whose ``ref`` is 1 is the argument of one
@@ -285,6 +287,9 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
     With a list ``reached``, the pass also notes in it each leaf (and ``stop`` node) it reaches, and ``None``
     for each node with a custom pullback: whether the tape is self-contained, which ``forward`` asks
     before its walk, costs no second pass over the tape.
+
+    A computed node of an epoch before ``horizon`` (recorded before ``forward``'s function ran, so it cannot
+    reach that function's inputs) is added to the set ``stop``, and treated as a stop node.
     """
     uses = {}
     stack = [root]
@@ -298,6 +303,8 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
             continue
         if node.epoch != latest:  # a stop node too: its value may be a view of an argument that changed
             check_fresh(node)
+        if node.epoch < horizon:
+            stop.add(node)
         if stop and node in stop:
             if reached is not None:
                 reached.append(node)

@@ -94,7 +94,10 @@ def sparkline(finite, bins: int = 16) -> str:
     scale = max(abs(low), abs(high))  # values near the largest float: bins of the values scaled to 1, which fit
     if scale > 1e300:
         finite, low, high = finite / scale, low / scale, high / scale
-    counts, _ = np.histogram(finite, bins=bins, range=(low, high))
+    try:
+        counts, _ = np.histogram(finite, bins=bins, range=(low, high))
+    except ValueError:  # values a few ulps apart: too few floats between them for the bins' edges
+        counts, _ = np.histogram((finite - low) / (high - low), bins=bins, range=(0.0, 1.0))
     top = counts.max()
     return "".join(" " if c == 0 else _BARS[min(len(_BARS) - 1, int(c * len(_BARS) / (top + 1)))] for c in counts)
 

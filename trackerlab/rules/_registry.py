@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable
 
-from ..ops import as_operand
+from .._backend import namespace
+from ..ops import as_operand, plain
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
 # operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
@@ -56,11 +58,57 @@ def composite(family: str, name: str | None = None):
     """Register ``f`` as a public function composed of operations (its gradient comes from theirs)."""
 
     def register(f):
-        f = _operand_first(f)
+        f = _numpy_errors(_operand_first(f), name or f.__name__)
         COMPOSITES[name or f.__name__] = (family, f)
         return f
 
     return register
+
+
+_NAMED = re.compile(r"[\w.]+: ")  # a message that opens with the name of what refused
+
+
+def _numpy_errors(f, name: str):
+    """``f``, whose errors are NumPy's own where NumPy refuses the same call: a composite fails inside the operations
+    it is made of (``diff`` of a 0-d value in ``getitem``: "tuple index out of range"), so on a failure that is not
+    a refusal of trackerlab's own (Python's bare error, or an inner operation's failed forward), NumPy's function of
+    that name is run on the plain values, and its refusal, if it refuses too, is the error ("diff: diff requires
+    input that is at least one dimensional")."""
+
+    @functools.wraps(f)
+    def composed(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except (ValueError, TypeError, IndexError) as error:
+            message = str(error)
+            if (_NAMED.match(message) and "(operand shapes" not in message) or "out" in kwargs:
+                raise  # a refusal of trackerlab's own, which names its function (not a failure it reworded)
+            reference = _reference(name)
+            if reference is None:
+                raise
+            try:
+                reference(*plain(args), **{k: plain(v) for k, v in kwargs.items()})
+            except (ValueError, TypeError, IndexError) as refusal:
+                try:
+                    numpys = type(refusal)(f"{name}: {refusal}")
+                except TypeError:  # an exception type that takes other arguments
+                    numpys = ValueError(f"{name}: {refusal}")
+                raise numpys from None
+            except Exception:  # NumPy failing otherwise says nothing better than the error itself
+                pass
+            raise
+
+    return composed
+
+
+def _reference(name: str):
+    """NumPy's function called ``name`` (in NumPy's namespace or its ``linalg``), or ``None``."""
+    xp = namespace()
+    for module in (xp, getattr(xp, "linalg", None)):
+        reference = getattr(module, name, None)
+        if callable(reference):
+            return reference
+    return None
 
 
 def _operand_first(f):

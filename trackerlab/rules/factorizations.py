@@ -15,7 +15,9 @@ matrix), eigenvectors at repeated eigenvalues, a sensitivity on the extra column
 Values closer than 8·k·ε·max|value| (k values, ε the dtype's resolution) count as repeated: the
 routines cannot resolve them more finely. ``eig``'s eigenvectors are
 differentiated with LAPACK's choice of phase (unit length, the largest component real). Complex input
-is refused (``eig`` of a real matrix may have complex results: those are supported).
+is refused (``eig`` of a real matrix may have complex results: those are supported), except by
+``svdvals`` (and the 2- and nuclear norms made of it) and ``eigvalsh``, whose rules cover complex (Hermitian)
+matrices to first order; the vectors' rules refuse them by name when a sensitivity reaches them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..tracked import data, istracked
 from ._util import (
     UndefinedGradient,
     array,
+    is_complex,
     lift,
     mask,
     mT,
@@ -41,7 +44,7 @@ from .complex import conj, imag, real
 from .indexing import getitem
 from .inverses import solve
 from .linalg import matmul
-from .matrices import symmetric_from, triangle_adjoint
+from .matrices import symmetric_from, triangle_adjoint, tril, triu
 from .reductions import sum
 from .shape import expand_dims
 
@@ -112,10 +115,14 @@ def _decomposition(name: str, impl, doc: str):
     return defop(name, real_only(name, impl, _REAL), arity=1, family="factorizations", doc=doc)
 
 
-_svd_op = _decomposition("svd", _svd, "U or Vh of the singular value decomposition.")
-svdvals = _decomposition("svdvals", _svdvals, "The singular values, largest first.")
-_eigh_op = _decomposition("eigh", _eigh_vectors, "The eigenvectors of a symmetric matrix.")
-eigvalsh = _decomposition("eigvalsh", _eigvalsh, "The eigenvalues of a symmetric matrix.")
+# svd and svdvals take complex matrices: the singular values' rule covers them (to first order); the singular
+# vectors' rule refuses them by name when a sensitivity reaches them
+_svd_op = defop("svd", _svd, arity=1, family="factorizations", doc="U or Vh of the singular value decomposition.")
+svdvals = defop("svdvals", _svdvals, arity=1, family="factorizations", doc="The singular values, largest first.")
+# eigh and eigvalsh take Hermitian matrices too: the eigenvalues' rule covers them (to first order); the
+# eigenvectors' rule refuses them by name when a sensitivity reaches them
+_eigh_op = defop("eigh", _eigh_vectors, arity=1, family="factorizations", doc="The eigenvectors of a symmetric matrix.")
+eigvalsh = defop("eigvalsh", _eigvalsh, arity=1, family="factorizations", doc="The eigenvalues of a symmetric matrix.")
 _eig_op = _decomposition("eig", _eig_vectors, "The eigenvectors of a square matrix.")
 eigvals = _decomposition("eigvals", _eigvals, "The eigenvalues of a square matrix.")
 pinv = _decomposition("pinv", _pinv, "The Moore-Penrose pseudo-inverse.")
@@ -123,8 +130,10 @@ pinv = _decomposition("pinv", _pinv, "The Moore-Penrose pseudo-inverse.")
 
 def _refuse_hermitian(name: str, x, hermitian) -> None:
     if hermitian and istracked(x):
-        raise TypeError(f"{name}: hermitian=True reads one triangle only and has no gradient rule; "
-                        "pass hermitian=False (the default)")
+        raise TypeError(
+            f"{name}: hermitian=True reads one triangle only and has no gradient rule; "
+            "pass hermitian=False (the default)"
+        )
 
 
 @wrapper("svd")
@@ -141,13 +150,13 @@ def svd(x, full_matrices=True, compute_uv=True, hermitian=False):
     Tracked 2-element float64 array:
     [3. 2.]
     """
-    refuse_complex("svd", x, why=_REAL)
     _refuse_hermitian("svd", x, hermitian)
     if hermitian:  # plain values: the backend's own routine
         plain = array(data(x))
         return ns(plain).linalg.svd(plain, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=True)
-    if not compute_uv:
+    if not compute_uv:  # the singular values: real or complex matrices
         return svdvals(x)
+    refuse_complex("svd", x, why=_REAL)
     u = _svd_op(x, part="U", full_matrices=full_matrices)
     vh = _svd_op(x, part="Vh", full_matrices=full_matrices)
     return SVDResult(u, svdvals(x), vh)
@@ -242,9 +251,11 @@ def _factors(x, full_matrices):
 
 
 def _svdvals_rule(g, ans, x):
-    # ds_i = u_iᵀ dA v_i, so Ā = U diag(s̄) Vᵀ
+    # ds_i = Re(u_iᴴ dA v_i), so dL = Re Σ Ā ∘ dA with Ā = conj(U diag(s̄) Vᴴ) (the cotangent ∂L/∂Re − i ∂L/∂Im,
+    # as in autograd and JAX); for a real A, U diag(s̄) Vᵀ
     u, v = _factors(x, False)
-    return matmul(u * expand_dims(lift(g, ans), -2), mT(v))
+    out = matmul(u * expand_dims(lift(g, ans), -2), mT(v))  # (v is Vhᵀ: mT(v) is Vh)
+    return conj(out) if is_complex(x) else out
 
 
 def _svd_rule(g, ans, x, part, full_matrices=True):
@@ -252,6 +263,12 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     F[i, j] = 1 / (s_j² − s_i²):
     from U: U (F ∘ (UᵀŪ − ŪᵀU)) diag(s) Vᵀ, and (I − UUᵀ) Ū diag(1/s) Vᵀ when m > n;
     from Vh: U diag(s) (F ∘ (VᵀV̄ − V̄ᵀV)) Vᵀ, and U diag(1/s) V̄ᵀ (I − VVᵀ) when n > m."""
+    refuse_complex(
+        "svd",
+        x,
+        why="the rules cover the singular vectors of real matrices, and the singular values of complex ones: "
+        "differentiate a function of the singular values (svdvals, the 2- or nuclear norm) once",
+    )
     m, n = shape(x)[-2:]
     k = min(m, n)
     if full_matrices and m != n:
@@ -267,7 +284,7 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     s = svdvals(x)
     _require_distinct("svd", s, "singular vectors (U, Vh)", sorted_=True)
     if m != n and bool(ns(_plain(s)).any(_plain(s) <= 8 * k * _eps(s) * _plain(s)[..., :1])):
-        raise ValueError(
+        raise UndefinedGradient(
             f"svd: the gradient of U and Vh of a non-square matrix is undefined at a zero singular value ({_plain(s)})"
         )
     u, v = _factors(x, full_matrices)
@@ -297,11 +314,30 @@ def _reads_upper(UPLO) -> bool:
 def _eigvalsh_rule(g, ans, x, UPLO="L"):
     # dw_i = v_iᵀ dA v_i, so the symmetric gradient is V diag(w̄) Vᵀ
     v = _eigh_op(x, UPLO=UPLO)
+    if is_complex(x):
+        return _hermitian_eigvals_rule(g, ans, v, _reads_upper(UPLO))
     return triangle_adjoint(matmul(v * expand_dims(lift(g, ans), -2), mT(v)), _reads_upper(UPLO))
+
+
+def _hermitian_eigvals_rule(g, ans, v, upper: bool):
+    """A Hermitian matrix read from one triangle, A = tril(X) + tril(X, −1)ᴴ (the diagonal's real part):
+    dw_i = Re(v_iᴴ dA v_i) = Re Σ Gᵀ ∘ dA with G = V diag(w̄) Vᴴ, so an entry read below the diagonal, which
+    stands for two of A, gets 2 conj(G) there (the cotangent ∂L/∂Re − i ∂L/∂Im), the diagonal G, the
+    triangle not read 0."""
+    s = conj(matmul(v * expand_dims(lift(g, ans), -2), mT(conj(v))))
+    if upper:
+        return triu(s) + triu(conj(mT(s)), 1)
+    return tril(s) + tril(conj(mT(s)), -1)
 
 
 def _eigh_rule(g, ans, x, UPLO="L"):
     # dV = V (F ∘ (Vᵀ dA V)) with F[i, j] = 1 / (w_j − w_i), so the symmetric gradient is V (F ∘ VᵀV̄) Vᵀ
+    refuse_complex(
+        "eigh",
+        x,
+        why="the rules cover the eigenvectors of real symmetric matrices, and the eigenvalues of Hermitian ones: "
+        "differentiate a function of the eigenvalues (eigvalsh) once",
+    )
     w = eigvalsh(x, UPLO=UPLO)
     _require_distinct("eigh", w, "eigenvectors", sorted_=True)
     v = _eigh_op(x, UPLO=UPLO)

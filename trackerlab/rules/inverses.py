@@ -13,7 +13,21 @@ from collections import namedtuple
 from .._backend import is_lazy
 from ..ops import defop, register_rules
 from ..tracked import data, istracked
-from ._util import array, composite, div, is_complex, lift, mT, ns, real_only, real_part, shape, unbroadcast, wrapper
+from ._util import (
+    array,
+    composite,
+    div,
+    integer,
+    is_complex,
+    lift,
+    mT,
+    ns,
+    real_only,
+    real_part,
+    shape,
+    unbroadcast,
+    wrapper,
+)
 from .elementwise import abs as abs_
 from .indexing import getitem
 from .linalg import matmul
@@ -89,6 +103,9 @@ def slogdet(x):
 @composite("inverses")
 def matrix_power(x, n: int):
     """``x`` multiplied by itself ``n`` times (``n < 0``: of its inverse), by repeated squaring."""
+    if not integer(n) or len(shape(x)) < 2 or shape(x)[-1] != shape(x)[-2]:  # NumPy's refusal (_registry.composite)
+        raise ValueError(f"x of shape {shape(x)}, exponent {n!r}")
+    n = int(n)
     if n < 0:
         x, n = inv(x), -n
     result = None

@@ -131,6 +131,8 @@ def percentile(
         if not xp.isdtype(levels.dtype, "real floating"):
             levels = xp.astype(levels, xp.float64)
         levels = levels / 100
+    if bool(xp.any(xp.asarray(levels) < 0)) or bool(xp.any(xp.asarray(levels) > 1)):
+        raise ValueError("percentile: q must be in the range [0, 100]")
     options = {"weights": weights, "interpolation": interpolation}
     return quantile(x, levels, axis, out, overwrite_input, method, keepdims, **options)
 

@@ -196,6 +196,8 @@ def flipud(x):
 @composite("shape")
 def matrix_transpose(x):
     """Swap the last two axes."""
+    if len(shape_of(x)) < 2:
+        raise ValueError(f"matrix_transpose: input must be at least 2-dimensional, but it is {len(shape_of(x))}")
     return swapaxes(x, -1, -2)
 
 
@@ -205,10 +207,11 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
     to it along ``axis`` first (a number stands for a slice of that value)."""
     if not integer(n) or n < 0:
         raise ValueError(f"diff: the order n must be a non-negative integer, not {n!r}")
+    ndim = len(shape_of(x))
+    if not ndim or not integer(axis) or not -ndim <= axis < ndim:  # NumPy's refusal (see _registry.composite)
+        raise ValueError(f"{ndim}-dimensional x, or axis {axis!r}")
+    axis %= ndim
     if prepend is not None or append is not None:
-        ndim = len(shape_of(x))
-        if not ndim:
-            raise ValueError("diff: requires an input that is at least one dimensional")
         edge = tuple(1 if i == axis % ndim else m for i, m in enumerate(shape_of(x)))
         ends = [as_operand(v, "diff") for v in (prepend, append) if v is not None]
         ends = [v if len(shape_of(v)) else broadcast_to(v, edge) for v in ends]

@@ -62,7 +62,8 @@ Notes:
   conj(g), `angle` −i·g / z (0 for a real input).
 - `svd` records U and Vh as `svd` calls and the singular values as `svdvals`; `eigh` records
   `eigvalsh` and `eigh` (the vectors); `eig` records `eigvals` and `eig`. All of them return NumPy's
-  named tuples and take real matrices (`eig`'s results may be complex). Where no gradient exists,
+  named tuples and take real matrices (`eig`'s results may be complex; `svdvals`, the 2- and nuclear
+  norms and `eigvalsh` take complex, Hermitian for `eigvalsh`, ones too, to first order). Where no gradient exists,
   back-propagation raises an error naming the operation: U and Vh at repeated singular values or at a
   zero singular value of a non-square matrix, or when the loss reaches the extra columns of
   `full_matrices=True`; eigenvectors at repeated eigenvalues; `pinv` at a rank-deficient matrix.
