@@ -398,7 +398,7 @@ def test_in_html_the_drawing_is_a_picture_that_never_overflows_the_output_and_fo
         in page_css
     )
     css = re.search(r"<style[^>]*>(.*?)</style>", svg, re.S).group(1)
-    assert "@media (prefers-color-scheme:dark)" in css and ":root.tl-tape{--tl-bg:#1e1e1e" in css.replace(
+    assert "@media (prefers-color-scheme:dark)" in css and ":root.tl-tape{--tl-bg:#111111" in css.replace(
         'body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-tape,', ""
     )
     assert "var(--jp-content-font-color1, var(--tl-text, #1f2328))" in svg

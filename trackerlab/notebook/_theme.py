@@ -18,7 +18,7 @@ __all__ = ["COLOURS", "PALETTE", "PICTURE_CSS", "THEME_CSS", "picture", "svg_tex
 # role: (light, dark). Each light colour is used for that role only, so the SVG can be re-coloured
 # by colour; text, dim text and the background take JupyterLab's variables first where they exist.
 PALETTE = {
-    "bg": ("#ffffff", "#1e1e1e"),
+    "bg": ("#ffffff", "#111111"),  # the pictures are opaque: JupyterLab's own backgrounds, light and dark
     "text": ("#1f2328", "#e6edf3"),
     "dim": ("#59636e", "#a0a9b2"),
     "label": ("#37474f", "#c5d0d8"),
