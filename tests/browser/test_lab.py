@@ -145,6 +145,7 @@ def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
     assert drawing.evaluate("i => getComputedStyle(i).colorScheme") == "dark"
+    page.wait_for_selector("#jupyterlab-splash", state="detached")  # the theme's loading screen, gone
     drawing.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "lab-track-dark.png"))
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
