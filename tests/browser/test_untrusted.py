@@ -139,6 +139,24 @@ def test_untrusted_tutorials_show_pictures_not_run_on_text(page, lab, tutorials,
                     page.screenshot(path=str(screenshots / f"untrusted-{path.stem}-{what}.png"))
         # its kernel, which ran nothing, shut down, and the notebook closed unsaved and without a dialog
         page.evaluate(CLOSE)
+    # in JupyterLab's dark theme the pictures are dark, untrusted too, whatever the system's colour scheme:
+    # JupyterLab gives the page its theme's color-scheme, which the picture's prefers-color-scheme answers
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    page.wait_for_selector("#jupyterlab-splash", state="detached")
+    name = "tutorials/03_backprop_as_a_graph_walk.en.ipynb"
+    page.evaluate("(path) => { window.jupyterapp.commands.execute('docmanager:open', {path}); }", name)
+    page.wait_for_function(RENDERED, arg=name, polling=250)
+    picture = page.locator(".jp-OutputArea-output img:visible").first
+    picture.scroll_into_view_if_needed()
+    page.emulate_media(color_scheme="light")
+    assert picture.evaluate("i => getComputedStyle(i).colorScheme") == "dark"
+    assert picture.evaluate("i => i.complete && i.naturalWidth") > 0
+    page.screenshot(path=str(screenshots / "untrusted-dark-theme.png"))
+    page.evaluate(CLOSE)
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
+
     # every tutorial draws something, and the reprs are there to be checked
     assert all(count > 0 for count, _, _ in summary.values()), summary
     assert sum(trees for _, trees, _ in summary.values()) > 0, summary

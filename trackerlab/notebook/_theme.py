@@ -3,7 +3,8 @@ made in light colours, and their SVG turns each one into a CSS variable with a d
 the SVG's own ``prefers-color-scheme``. In HTML the SVG is an ``<img>`` (a data URI), which untrusted
 JupyterLab, GitHub and the like keep where they drop inline ``<svg>`` and ``<style>``; where the page's
 styles run, JupyterLab's theme (``body[data-jp-theme-light]``) or the docs' (furo's ``body[data-theme]``)
-sets the picture's ``color-scheme``, which is what its ``prefers-color-scheme`` answers."""
+sets the picture's ``color-scheme``, which is what its ``prefers-color-scheme`` answers (JupyterLab also sets
+its theme's ``color-scheme`` on the page itself)."""
 
 from __future__ import annotations
 
@@ -89,9 +90,10 @@ def svg_text(figure) -> str:
     return _PAINT.sub(_paint, svg)
 
 
-# Where the page's styles run (a trusted notebook, the docs), the picture takes the page's theme: an SVG
-# image answers ``prefers-color-scheme`` with the ``color-scheme`` of its <img>. A sanitiser drops this
-# block, and the picture follows the reader's colour scheme.
+# An SVG image answers ``prefers-color-scheme`` with the ``color-scheme`` of its <img>, which it inherits
+# from the page: JupyterLab sets its theme's on the page itself (so an untrusted notebook's pictures follow
+# the theme too); where this block runs (the docs, an exported page) it sets the page theme's. Elsewhere
+# the picture follows the reader's colour scheme.
 _DARK_IMG = 'body[data-jp-theme-light="false"] img.tl-picture,body[data-theme="dark"] img.tl-picture'
 _LIGHT_IMG = 'body[data-jp-theme-light="true"] img.tl-picture,body[data-theme="light"] img.tl-picture'
 PICTURE_CSS = f"<style>{_DARK_IMG}{{color-scheme:dark}}{_LIGHT_IMG}{{color-scheme:light}}</style>"
