@@ -107,7 +107,8 @@ def test_there_are_eighteen_tutorials():
 def test_untrusted_tutorials_show_pictures_not_run_on_text(page, lab, tutorials, screenshots):
     summary = {}
     page.goto(lab.url("lab/workspaces/untrusted"))
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", polling=250)
+    page.wait_for_function("() => !!window.jupyterapp", polling=250)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
     for path in TUTORIALS:
         nb = json.loads(path.read_text(encoding="utf-8"))
         count, lines = expected_pictures(nb)
