@@ -3,11 +3,15 @@
     python scripts/screenshot_display.py OUTDIR
 
 writes OUTDIR/repr.html (HTML reprs, light), OUTDIR/repr-dark.html (the same in JupyterLab's dark
-colours), OUTDIR/tape.html (plot_tape as SVG) and a PNG screenshot of each.
+colours), OUTDIR/tape.html (the drawings as the notebook shows them: pictures), OUTDIR/stepper.html (a
+stepper's self-contained copy), each of these also as OUTDIR/NAME-sanitised.html (what is left after
+removing what JupyterLab's sanitiser removes from an untrusted notebook: style blocks, scripts, inline
+<svg> tags, styles that use var(…)), and a PNG screenshot of each.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -18,8 +22,10 @@ from pathlib import Path
 import numpy as np
 
 import trackerlab as tl
+from trackerlab.notebook.drawing import svg_markup
 from trackerlab.notebook.html import html_repr
 
+DARK_BODY = 'data-jp-theme-light="false"'
 DARK = """<style>body{background:#111;color:#ddd;--jp-content-font-color1:rgba(255,255,255,1);
 --jp-content-font-color2:rgba(255,255,255,.7);--jp-border-color2:#424242;--jp-layout-color2:#303030;
 --jp-brand-color1:#64b5f6;--jp-success-color1:#81c784;--jp-warn-color1:#ffb74d;--jp-accent-color1:#ce93d8}</style>"""
@@ -67,9 +73,23 @@ def examples() -> list[tuple[str, str]]:
     ]
 
 
-def page(body: str, head: str = "") -> str:
-    head = f'<meta charset="utf-8"><style>svg{{max-width:100%;height:auto}}</style>{head}'
-    return f'<!doctype html><html><head>{head}</head><body style="margin:16px">{body}</body></html>'
+def page(body: str, head: str = "", attributes: str = 'data-jp-theme-light="true"') -> str:
+    head = f'<meta charset="utf-8">{head}'
+    return f'<!doctype html><html><head>{head}</head><body {attributes} style="margin:16px">{body}</body></html>'
+
+
+def sanitised(html: str) -> str:
+    """Roughly what JupyterLab's sanitiser leaves of an untrusted output: no style blocks, scripts or
+    templates, inline <svg> tags dropped with their text kept, ids renamed, no declaration using var(…)."""
+    html = re.sub(r"(?s)<(style|script|template)\b.*?</\1>", "", html)
+    html = re.sub(r"</?(svg|g|path|text|defs|use|clipPath|rect|tspan)\b[^>]*>", "", html)
+    html = re.sub(r'\bid="', 'data-jupyter-id="', html)
+
+    def keep(match):
+        kept = [d for d in match.group(1).split(";") if "var(" not in d and not d.strip().startswith("--")]
+        return f'style="{";".join(kept)}"'
+
+    return re.sub(r'style="([^"]*)"', keep, html)
 
 
 def screenshot(html_file: Path, png: Path, size: str = "1200,1600") -> None:
@@ -87,6 +107,7 @@ def screenshot(html_file: Path, png: Path, size: str = "1200,1600") -> None:
                 "--disable-component-update",
                 "--no-first-run",
                 "--hide-scrollbars",
+                "--virtual-time-budget=3000",  # past the stepper copy's appearing delay
                 f"--user-data-dir={profile}",
                 f"--screenshot={png}",
                 f"--window-size={size}",
@@ -101,8 +122,6 @@ def screenshot(html_file: Path, png: Path, size: str = "1200,1600") -> None:
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     body = "".join(f"<h3>{escape(title)}</h3>{html}" for title, html in examples())
-    (out / "repr.html").write_text(page(body))
-    (out / "repr-dark.html").write_text(page(body, DARK))
 
     W = tl.param([[1, 2], [3, 4]])
     x = tl.param([5, 6])
@@ -113,15 +132,25 @@ def main(out: Path) -> None:
     current = steps[2]
     states = {s.node: "done" for s in steps[:2]}
     states.update({n: "pending" for n in current.pending})
-    svg = tl.tape_svg(loss, labels={W: "W", x: "x", b: "b", loss: "loss"})
-    stepped = tl.tape_svg(loss, labels={W: "W", x: "x", b: "b"}, states=states, highlight=current.node)
+    labels = {W: "W", x: "x", b: "b", loss: "loss"}
+    drawn = svg_markup(loss, labels=labels)
+    stepped = svg_markup(loss, labels=labels, states=states, highlight=current.node)
     chain = tl.param(0.3)
     for i in range(48):
         chain = tl.sin(chain) * 0.9 if i % 2 else chain + tl.param(0.1)
-    large = tl.tape_svg(chain)
-    (out / "tape.html").write_text(page(svg + "<hr>" + stepped + "<hr>" + large))
-    for name in ("repr", "repr-dark", "tape"):
-        screenshot(out / f"{name}.html", out / f"{name}.png")
+    tape = drawn + "<hr>" + stepped + "<hr>" + svg_markup(chain)
+    u, v = tl.param(2.0), tl.param(3.0)
+    with tl.BackpropStepper(u * v + u, labels={u: "a", v: "b"}) as stepper:
+        copy = stepper.to_html()
+    pages = {"repr": body, "tape": tape, "stepper": copy}
+    for name, html in pages.items():
+        (out / f"{name}.html").write_text(page(html))
+        (out / f"{name}-dark.html").write_text(page(html, DARK, DARK_BODY))
+        (out / f"{name}-sanitised.html").write_text(page(sanitised(html)))
+        (out / f"{name}-sanitised-dark.html").write_text(page(sanitised(html), DARK, DARK_BODY))
+    for name in pages:
+        for variant in ("", "-dark", "-sanitised", "-sanitised-dark"):
+            screenshot(out / f"{name}{variant}.html", out / f"{name}{variant}.png")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from markup import picture
 
 import trackerlab as tl
 from trackerlab.notebook._theme import COLOURS
@@ -368,29 +369,41 @@ def test_small_tapes_read_left_to_right_and_deep_ones_top_down_at_full_size():
     assert svg_size(right)[0] > 9 * 72 and geometry(right)[0]["n0"][2] < geometry(right)[0]["n1"][0]
 
 
-def test_inline_markup_never_overflows_the_output_and_follows_the_theme():
+def test_in_html_the_drawing_is_a_picture_that_never_overflows_the_output_and_follows_the_theme():
+    """In HTML the drawing is an <img> of the SVG (which untrusted notebooks keep, where they drop inline
+    <svg> and <style>), with its width and height, at most as wide as the output; inside it, dark colours
+    come from the SVG's own prefers-color-scheme, which the page's theme sets through color-scheme."""
     from trackerlab.notebook.drawing import svg_markup
 
     loss, labels = mlp()
     markup = svg_markup(loss, labels=labels)
     assert markup.startswith('<div class="tl-tape-scroll" style="overflow-x:auto;max-width:100%">')
-    assert re.search(
-        r'<svg class="tl-tape tl-inline"[^>]*style="width:[\d.]+pt;max-width:100%;min-width:[\d.]+pt;height:auto"',
-        markup,
+    tag = re.search(r"<img [^>]*>", markup).group(0)
+    width, height = (int(v) for v in re.search(r'width="(\d+)" height="(\d+)"', tag).groups())
+    assert f'style="max-width:100%;min-width:{round(0.7 * width)}px;height:auto"' in tag
+    assert "<svg" not in markup.replace("%3Csvg", "")  # no inline SVG: only the picture's data URI holds one
+    svg = picture(markup)
+    assert svg == tl.tape_svg(loss, labels=labels)[tl.tape_svg(loss, labels=labels).index("<svg") :]
+    points = [float(v) for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups()]
+    assert (width, height) == (round(points[0] * 4 / 3), round(points[1] * 4 / 3))  # CSS pixels of its points
+    assert "#" not in tag and "\n" not in tag and '"' not in tag.split('src="')[1].split('"')[0]
+    # the page's theme reaches the picture through its color-scheme, where the page's styles run
+    page_css = re.search(r"<style>(.*?)</style>", markup).group(1)
+    assert (
+        'body[data-jp-theme-light="false"] img.tl-picture,body[data-theme="dark"] img.tl-picture{color-scheme:dark}'
+        in page_css
     )
-    assert 'viewBox="0 0 ' in markup and "<?xml" not in markup
-    css = re.search(r"<style[^>]*>(.*?)</style>", markup, re.S).group(1)
-    for selector in (
-        'body[data-jp-theme-light="false"] .tl-tape',
-        'body[data-theme="dark"] .tl-tape',
-        "@media (prefers-color-scheme:dark)",
-        ".tl-tape.tl-inline{--tl-bg:transparent",
-    ):
-        assert selector in css
-    assert "*{stroke-linejoin" not in css.replace(".tl-tape *{", "")  # no rule leaks to the rest of the page
-    assert "var(--jp-content-font-color1, var(--tl-text, #1f2328))" in markup
+    assert (
+        'body[data-jp-theme-light="true"] img.tl-picture,body[data-theme="light"] img.tl-picture{color-scheme:light}'
+        in page_css
+    )
+    css = re.search(r"<style[^>]*>(.*?)</style>", svg, re.S).group(1)
+    assert "@media (prefers-color-scheme:dark)" in css and ":root.tl-tape{--tl-bg:#111111" in css.replace(
+        'body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-tape,', ""
+    )
+    assert "var(--jp-content-font-color1, var(--tl-text, #1f2328))" in svg
     # every colour in the drawing is a themed variable
-    assert not re.findall(r"(?:fill|stroke): #", markup)
+    assert not re.findall(r"(?:fill|stroke): #", svg)
 
 
 def test_figure_repr_is_themed_svg_and_names_the_tape():
@@ -401,7 +414,9 @@ def test_figure_repr_is_themed_svg_and_names_the_tape():
     bundle = figure._repr_mimebundle_()
     assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"}
     assert bundle["image/svg+xml"].startswith("<?xml") and 'class="tl-tape"' in bundle["image/svg+xml"]
-    assert "tl-inline" in bundle["text/html"]
+    svg = bundle["image/svg+xml"]
+    assert picture(bundle["text/html"]) == svg[svg.index("<svg") :]  # the same drawing, as a picture
+    assert 'alt="&lt;TapeFigure: the tape of 3 values&gt;"' in bundle["text/html"]
     assert bundle["image/svg+xml"] == tl.tape_svg(tl.sum(x * 3))  # a new tape of the same computation
 
 

@@ -4,8 +4,10 @@ import re
 
 import numpy as np
 import pytest
+from markup import unstyled
 
 import trackerlab as tl
+from trackerlab.notebook._inline import INLINE
 from trackerlab.notebook.html import html_repr
 
 
@@ -25,10 +27,10 @@ def test_seed_w_times_x():
     tl.back_(y, [1, -1])
     html = y._repr_html_()
     assert html == html_repr(y)
-    assert html.startswith('<div class="tl-repr" id="tl-') and html.endswith("</div>")
+    assert unstyled(html).startswith('<div class="tl-repr" id="tl-') and html.endswith("</div>")
     shown = text(html)
     assert shown.startswith("TrackedArray 2 float64 (numpy · cpu)made by matmul · 3 values on the tape")
-    assert '<table class="tl-table"><tr><td>17</td><td>39</td></tr></table>' in html
+    assert '<table class="tl-table"><tr><td>17</td><td>39</td></tr></table>' in unstyled(html)
     assert "none: gradients accumulate on leaves" in shown
     assert "tape: 3 values" in shown
     assert "n2 matmul 2 [17, 39]" in shown
@@ -43,7 +45,7 @@ def test_leaf_shows_data_and_grad_tables():
     tl.back_(W @ tl.param([5, 6]), [1, -1])
     html = html_repr(W)
     assert "leaf" in text(html) and "1 value on the tape" in text(html)
-    assert "<tr><td>5</td><td>6</td></tr><tr><td>-5</td><td>-6</td></tr>" in html
+    assert "<tr><td>5</td><td>6</td></tr><tr><td>-5</td><td>-6</td></tr>" in unstyled(html)
     assert "tape:" not in html  # a leaf has no tape to unfold
 
 
@@ -72,9 +74,69 @@ def test_no_javascript_and_theme_variables():
     html = html_repr(tl.sin(tl.param([1.0, 2.0])))
     assert "<script" not in html and "onclick" not in html
     assert "<details open><summary" in html
-    for variable in ("--jp-content-font-color1,#", "--jp-border-color2,#", "--jp-code-font-family,"):
+    for variable in ("--jp-content-font-color1,#", "--jp-brand-color1,#", "--jp-code-font-family,"):
         assert f"var({variable}" in html
     assert "@media (prefers-color-scheme:dark)" in html
+
+
+# What JupyterLab's sanitiser keeps of a style attribute (a part of its list: the properties used here)
+KEPT = {
+    "background",
+    "border",
+    "border-collapse",
+    "border-left",
+    "border-radius",
+    "border-style",
+    "color",
+    "display",
+    "flex-wrap",
+    "font-family",
+    "font-size",
+    "font-style",
+    "font-weight",
+    "gap",
+    "letter-spacing",
+    "line-height",
+    "list-style",
+    "margin",
+    "margin-bottom",
+    "margin-left",
+    "margin-top",
+    "max-width",
+    "min-height",
+    "min-width",
+    "opacity",
+    "overflow-x",
+    "padding",
+    "padding-left",
+    "text-align",
+    "white-space",
+    "height",
+    "width",
+}
+
+
+def test_the_layout_reads_right_without_the_style_block():
+    """A sanitiser (an untrusted notebook, GitHub) drops the <style> block: every element keeps its layout
+    in inline styles, made of properties the sanitiser keeps and no var(…), so the tree has no bullets, the
+    panels sit side by side, and the badges are set apart."""
+    W = tl.param([[1.0, 2.0], [3.0, 4.0]])
+    y = tl.sum(tl.tanh(W @ tl.param([5.0, 6.0])))
+    tl.back_(y)
+    html = re.sub(r"(?s)<style>.*?</style>", "", html_repr(y) + html_repr(tl.param(np.ones(500))))
+    elements = re.findall(r'<(\w+) class="([^"]*)"( style="[^"]*")?', html)
+    assert len(elements) > 20
+    for tag, classes, style in elements:
+        wanted = [INLINE[c] for c in classes.split() if c in INLINE]
+        assert bool(style) == bool(wanted), (tag, classes)
+        for declaration in style[8:-1].split(";") if style else ():
+            name, value = declaration.split(":", 1)
+            assert name in KEPT and "var(" not in value, (classes, declaration)
+    assert '<ul class="tl-tree" style="list-style:none;' in html
+    assert '<div class="tl-panels" style="display:flex;flex-wrap:wrap;' in html
+    assert re.search(r'<span class="tl-badge" style="border:1px solid #8888;[^"]*margin-left:4px">made by', html)
+    cells = re.findall(r"<(td|th)( style=\"[^\"]*\")?>", html)
+    assert cells and all(style.startswith(' style="border:1px solid #8888;') for _, style in cells)
 
 
 def test_deterministic():
@@ -154,12 +216,14 @@ def test_large_arrays_are_summarised():
     shown = text(html)
     assert "TrackedArray 1000 float64" in shown
     assert "min-1" in shown and "max1" in shown and "std" in shown and "mean" in shown
-    assert '<span class="tl-warn">1 NaN</span>' in html and '<span class="tl-warn">2 Inf</span>' in html
+    assert '<span class="tl-warn">1 NaN</span>' in unstyled(html) and '<span class="tl-warn">2 Inf</span>' in unstyled(
+        html
+    )
     spark = re.search(r'<div class="tl-spark"[^>]*>([^<]*)</div>', html).group(1)
     assert len(spark) == 16 and set(spark) <= set("▁▂▃▄▅▆▇█ ")
     assert "first: -1, -0.997998, -0.995996, …" in shown
     clean = html_repr(tl.param(np.ones((20, 20))))
-    assert '<span class="tl-dim">0 NaN</span>' in clean and "tl-warn" not in body(clean)
+    assert '<span class="tl-dim">0 NaN</span>' in unstyled(clean) and "tl-warn" not in body(clean)
 
 
 def test_bad_inputs_are_named():

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from markup import unstyled
 
 import trackerlab as tl
 from trackerlab.notebook import BackpropStepper, tape_svg
@@ -231,7 +232,7 @@ def test_the_html_copy_of_the_stepper_speaks_the_language(code, labels, words):
     a, b, y = _example()
     page = BackpropStepper(y, labels={a: "a", b: "b"}).to_html()
     shown = page[page.index('class="tl-static-view"') : page.index('class="tl-static-frames"')]
-    found = [text for text in shown.split('<div class="tl-static-label">')[1:]]
+    found = [text for text in unstyled(shown).split('<div class="tl-static-label">')[1:]]
     assert [text[: text.index("</div>")] for text in found] == labels
     said = json.loads(re.search(r"words = (\{.*?\}), bar", page).group(1))
     assert [said[key] for key in ("previous", "next", "pause", "where")] == words

@@ -12,6 +12,8 @@ import pytest
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'trackerlab[dask]')")
 
+from markup import unstyled  # noqa: E402
+
 import trackerlab as tl  # noqa: E402
 from trackerlab.notebook import BackpropStepper, plot_tape, tape_svg, to_networkx  # noqa: E402
 
@@ -53,7 +55,7 @@ def lazy_tape(counted):
 
 def test_repr_html_shows_shape_dtype_chunks_and_lazy_and_computes_nothing(counted):
     p, y = lazy_tape(counted)
-    html = p._repr_html_()
+    html = unstyled(p._repr_html_())
     head = re.search(r'<div class="tl-head">(.*?)</div>', html).group(1)
     for part in ("8×5", "float64", "dask", ">lazy<", "chunks 4×5 · 2 blocks", "320 B"):
         assert part in head
@@ -61,7 +63,7 @@ def test_repr_html_shows_shape_dtype_chunks_and_lazy_and_computes_nothing(counte
     assert "lazy 8×5 float64, chunks 4×5 · 2 blocks" in html  # the data panel
     for value in SHOWN:
         assert value not in html
-    whole = y._repr_html_()  # the tape tree's lines describe every node
+    whole = unstyled(y._repr_html_())  # the tape tree's lines describe every node
     tree = whole.split('class="tl-tree"', 1)[1]
     assert tree.count("8×5</span> lazy · chunks 4×5 · 2 blocks") == 3  # p, sin, multiply: shape, then chunks
     assert "lazy float64 scalar" in whole
@@ -76,7 +78,10 @@ def test_text_reprs_of_lazy_values_compute_nothing(counted):
     for value in SHOWN:
         assert value not in repr(p) + repr(y.tracker)
     small = tl.param(counted.array(VALUES[:2, :3], (1, 3)))  # small enough to be written out, were it computed
-    assert repr(small.tracker) == "Tracked(ref=0, f=Call(param, ()), isleaf=True, data=<2×3 float64 lazy>, grad=<2×3 float64 lazy>)"
+    assert (
+        repr(small.tracker)
+        == "Tracked(ref=0, f=Call(param, ()), isleaf=True, data=<2×3 float64 lazy>, grad=<2×3 float64 lazy>)"
+    )
     assert counted.computes == 0
 
 
@@ -108,7 +113,9 @@ def test_stepper_on_a_lazy_graph_says_what_it_would_compute_and_computes_nothing
     leaf = texts[-1].splitlines()
     assert leaf[0].endswith("p (a leaf)")
     # p is used twice (sin(p) * p): its Δ is the lazy sum of both parts, described once, not computed
-    assert re.fullmatch(r"Δ arrived: lazy 8×5 float64, chunks \d+×5 · \d+ blocks?  \(used 2 times: from .+, .+\)", leaf[1])
+    assert re.fullmatch(
+        r"Δ arrived: lazy 8×5 float64, chunks \d+×5 · \d+ blocks?  \(used 2 times: from .+, .+\)", leaf[1]
+    )
     assert any(re.search(r"→ p: .*\(p now holds the sum of 2: lazy 8×5 float64", t) for t in texts)
     assert re.fullmatch(r"p\.grad \+= lazy 8×5 float64, chunks \d+×5 · \d+ blocks?", leaf[2])
     steps = stepper.steps[:]

@@ -7,13 +7,14 @@ import re
 import warnings
 
 import numpy as np
+from markup import unstyled
 
 import trackerlab as tl
 from trackerlab.notebook.html import html_repr
 
 
 def _stats(page: str, panel: int = 0) -> dict:
-    cells = re.findall(r"<tr><th>(\w+)</th><td>([^<]*)</td></tr>", page)
+    cells = re.findall(r"<tr><th>(\w+)</th><td>([^<]*)</td></tr>", unstyled(page))
     return dict(cells[4 * panel : 4 * panel + 4])
 
 

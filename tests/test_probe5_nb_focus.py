@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from markup import picture
+
 import trackerlab as tl
 from trackerlab._order import numbering
 
@@ -37,7 +39,7 @@ def test_a_frame_draws_the_chain_around_its_node_and_says_where_the_rest_goes():
     with tl.BackpropStepper(y, labels={x: "x", w: "w"}, static_frames=0) as stepper:
         stepper.index = 20
         assert stepper.steps[20]["node"] == "sin#9"
-        svg = stepper.frame_views[20].value
+        svg = picture(stepper.frame_views[20].value)
     drawn = _drawn(svg) - {"more", "later"}
     edges = _edges(svg)
     # the node and its neighbours on both sides, not a row of unconnected later calls that use x and w

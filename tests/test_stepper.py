@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 import traitlets
+from markup import picture, pictures
 
 import trackerlab as tl
 from trackerlab.notebook._chain import CHAIN
@@ -302,12 +304,13 @@ def test_each_frame_draws_the_tape_with_its_states():
     y, labels = shared_use()
     stepper = tl.BackpropStepper(y, labels=labels)
     frame = stepper.frame_views[1].value
-    svg = frame[frame.index("<svg") : frame.index("</svg>")]
+    svg = picture(frame)
     for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">Δ 4<"):
         assert text in svg  # a is pending: 4 has reached it, it is not its grad yet
     # nothing is pending at the last step, and the legend still lists every state, so it never jumps
     last = stepper.frame_views[3].value
-    assert "pending: none" in last and ">pending<" in last[last.index('id="legend"') :]
+    legend = picture(last)
+    assert "pending: none" in last and ">pending<" in legend[legend.index('id="legend"') :]
 
 
 def test_the_text_is_escaped_in_the_frame_html():
@@ -349,10 +352,10 @@ def test_a_check_report_marks_wrong_nodes_in_every_frame():
     assert report.wrong == (s.tracker,)
     stepper = tl.BackpropStepper(y, check=report)
     for view in stepper.frame_views:
-        drawing = view.value[view.value.index("<svg") : view.value.index("</svg>")]
+        drawing = picture(view.value)
         assert drawing.count("stroke: var(--tl-wrong,") == 2  # the wrong_sin box and its legend entry
         assert "rule disagrees with finite differences" in drawing
-    assert "stroke: var(--tl-wrong," not in tl.BackpropStepper(y).frame_views[0].value
+    assert "stroke: var(--tl-wrong," not in picture(tl.BackpropStepper(y).frame_views[0].value)
     with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
         tl.BackpropStepper(y, check="no")
 
@@ -378,7 +381,7 @@ def test_the_output_carries_a_self_contained_html_copy():
     view = page[page.index('class="tl-static-view"') : page.index('class="tl-static-frames"')]
     assert "step 1 of 4: y = add(c, a)" in view and "step 4 of 4: b (a leaf)" in view
     assert "step 2 of 4" not in view
-    assert view.count("<svg") >= 2
+    assert len(pictures(view)) == 2 and "<svg" not in view  # the first and the last frame's, as pictures
     # the data block cannot end its script early
     assert "</" not in data[: data.index("</script>")]
 
@@ -400,8 +403,8 @@ def test_the_text_sits_above_the_drawing_and_all_frames_are_equally_tall():
     stepper = tl.BackpropStepper(y, labels=labels)
     heights = set()
     for view in stepper.frame_views:
-        assert view.value.index("tl-frame-text") < view.value.index("<svg")
-        heights.add(view.value.split('style="min-height: ', 1)[1].split('"', 1)[0])
+        assert view.value.index("tl-frame-text") < view.value.index("<img")
+        heights.add(re.search(r";min-height:([\d.]+em)\"", view.value).group(1))
     assert heights == {f"{7 * 1.45 + 0.9:.2f}em"}  # the tallest frame has 7 lines
     # the controls come before the frames, nothing tall between them
     kinds = [type(w).__name__ for w in stepper.children]
@@ -412,7 +415,8 @@ def test_the_legend_lists_every_state_in_every_frame():
     y, labels = shared_use()
     stepper = tl.BackpropStepper(y, labels=labels)
     for view in stepper.frame_views:
-        legend = view.value[view.value.index('id="legend"') :]
+        svg = picture(view.value)
+        legend = svg[svg.index('id="legend"') :]
         for state in ("done", "current", "pending", "waiting"):
             assert f">{state}<" in legend, state
 
@@ -426,7 +430,7 @@ def test_on_a_big_tape_the_drawing_follows_the_current_node():
     stepper.index = 120  # multiply#80: far from the output, which a view of the output's end would miss
     node = stepper.steps[120]["node"]
     assert node == "multiply#80"
-    svg = stepper.frame_views[120].value
+    svg = picture(stepper.frame_views[120].value)
     assert ">multiply#80<" in svg and ">multiply#200<" not in svg
     assert ">multiply#75<" in svg and ">multiply#85<" in svg  # its neighbours on both sides
     assert "more" in svg
@@ -503,7 +507,7 @@ def test_a_new_frame_on_a_huge_tape_costs_what_it_shows(monkeypatch):
         stepper.index = i * 30
         assert made["numberings"] == 0, made
         assert 0 < made["texts"] <= 60 and made["entries"] <= 3 * 60, made
-    assert f">multiply#{100_000 - 7 * 30}<" in stepper.frame_views[7 * 30].value
+    assert f">multiply#{100_000 - 7 * 30}<" in picture(stepper.frame_views[7 * 30].value)
 
 
 def test_with_closes_the_stepper_and_frees_its_tape():

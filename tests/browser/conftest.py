@@ -72,6 +72,11 @@ def lab(tmp_path_factory):
     (notification / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
+    # every cell in the page, not only those scrolled into view, so a test can read all the outputs; a
+    # notebook's kernel shut down when the notebook is closed
+    tracker = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none", "kernelShutdown": True}))
     port, token = free_port(), secrets.token_hex(16)
     command = [
         sys.executable,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from labkit import stepper_notebook, track_notebook, write_notebook
 
 KERNEL_IDLE = """(name) => {
@@ -52,7 +54,7 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
     page.wait_for_timeout(1000)  # past the moment the copy would appear (see _static.py)
     assert page.evaluate("() => [window.tlCopyFrames, window.tlCopySeen]")[1] == 0  # never seen, not a flash
     assert frame_text(page).splitlines()[:2] == ["step 1 of 4: y = add(c, a)", "Δ arrived: 1.0  (the seed)"]
-    assert stepper.locator(".tl-frame-drawing svg:visible").count() == 1
+    assert stepper.locator(".tl-frame-drawing img.tl-picture:visible").count() == 1
 
     next_button = stepper.get_by_role("button", name="next ▶")
     assert next_button.is_visible() and stepper.locator(".tl-static-note").is_hidden()
@@ -83,8 +85,9 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
     from playwright.sync_api import expect  # here: without playwright the tests are skipped, not broken
 
     expect(next_button).to_be_disabled()  # its state comes in a message of its own: wait for it
-    drawing = stepper.locator(".tl-frame-drawing svg:visible")
-    assert drawing.locator("text", has_text="b = param").count() == 1
+    drawing = stepper.locator(".tl-frame-drawing img.tl-picture:visible")
+    assert drawing.evaluate("i => i.complete && i.naturalWidth") > 0
+    assert unquote(drawing.get_attribute("src")).count(">b = param<") == 1
     stepper.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "lab-stepper.png"), full_page=False)
 
@@ -110,16 +113,13 @@ def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
     write_notebook(track_notebook(), lab.root / "track.ipynb")
     open_and_run_all(page, lab, "track.ipynb")
     cells = page.locator(".jp-Notebook .jp-Cell")
-    drawing = cells.nth(1).locator(".jp-OutputArea-output img, .jp-OutputArea-output svg").first
+    drawing = cells.nth(1).locator(".jp-OutputArea-output img.tl-picture")
     drawing.wait_for()
     box = drawing.bounding_box()
     assert box["width"] > 100 and box["height"] > 50
-    source = drawing.get_attribute("src") or drawing.inner_html()
-    from urllib.parse import unquote
-
-    svg = unquote(source)
+    svg = unquote(drawing.get_attribute("src"))
     for label in ("w = param", "x = param", "h = multiply", "loss = add"):
-        assert label in svg
+        assert f">{label}<" in svg
     # d loss / dw = 2hx + 1 = 2 × (-0.75) × (-1.5) + 1; d loss / dx = 2hw = 2 × (-0.75) × 0.5
     assert cells.nth(2).locator(".jp-OutputArea-output").inner_text().strip() == "3.25 -0.75"
     drawing.scroll_into_view_if_needed()
@@ -139,4 +139,15 @@ def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
     assert stepper.locator(".tl-frame-text:visible").inner_text().splitlines()[-1] == "grads so far: u = 6.0"
     stepper.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "lab-track-step.png"))
+
+    # the pictures take JupyterLab's theme (through their color-scheme, which their SVG's CSS answers)
+    assert drawing.evaluate("i => getComputedStyle(i).colorScheme") == "light"
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    assert drawing.evaluate("i => getComputedStyle(i).colorScheme") == "dark"
+    page.wait_for_selector("#jupyterlab-splash", state="detached")  # the theme's loading screen, gone
+    drawing.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "lab-track-dark.png"))
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
     assert not page.errors

@@ -9,6 +9,7 @@ import html
 from .._text import number
 from ._frames import Frames
 from ._i18n import _
+from ._inline import INLINE
 
 __all__ = ["MAX_NODES", "check_report", "frame_html", "frame_text"]
 
@@ -34,13 +35,14 @@ def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: b
     height = f"{lines * 1.45 + 0.9:.2f}em"
     return (
         f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
-        f'<pre class="tl-frame-text" style="min-height: {height}">{html.escape(frame_text(frames, i, check))}</pre>'
+        f'<pre class="tl-frame-text" style="{INLINE["tl-frame-text"]};min-height:{height}">'
+        f"{html.escape(frame_text(frames, i, check))}</pre>"
         f'<div class="tl-frame-drawing">{drawing}</div></div></div>'
     )
 
 
 def _drawing(root, frames: Frames, i: int, check=None) -> str:
-    """The tape drawn by the display layer for frame ``i``, as SVG markup: on a large tape the
+    """The tape drawn by the display layer for frame ``i``, as a picture (``svg_markup``): on a large tape the
     neighbourhood of the frame's node, and a legend with every state, so frames differ only in what
     changed."""
     step = frames.walk[i]
@@ -104,7 +106,7 @@ def _verdict(check, node) -> str:
 
 
 def svg_markup(y, **options) -> str:
-    """The drawing of ``plot_tape(y, **options)`` as an ``<svg>`` element to sit inside HTML."""
+    """The drawing of ``plot_tape(y, **options)`` as a picture to sit inside HTML (an ``<img>`` of the SVG)."""
     from .drawing import svg_markup as markup
 
     return markup(y, **options)

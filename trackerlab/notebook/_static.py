@@ -1,7 +1,8 @@
 """The stepper as one self-contained piece of HTML: its frames, inline SVG icons and a few lines of inline
 script, no fonts, no CDN, no widget manager. Any page that shows HTML and runs scripts (nbconvert's
 export opened from disk, a docs page, a viewer without ipywidgets) steps it; a page that runs no script
-(GitHub) shows the first and the last frame, one under the other."""
+(GitHub, an untrusted notebook) shows the first and the last frame, one under the other, their drawings
+pictures and their text laid out by inline styles."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import itertools
 import json
 
 from ._i18n import _
+from ._inline import styled
 
 __all__ = ["static_html"]
 
@@ -144,8 +146,8 @@ def static_html(
     }
     style = _STYLE.format(id=ident) + ("" if live is None else _LIVE_STYLE.format(id=ident, live=live))
     return (
-        f'<div class="tl-static-stepper" id="{ident}">{style}{extra}'
-        f'<div class="tl-static-view">{"".join(shown)}</div>'
+        f'<div class="tl-static-stepper" id="{ident}">{style}{styled(extra)}'
+        f'<div class="tl-static-view">{styled("".join(shown))}</div>'
         f'<script type="application/json" class="tl-static-frames">{_json_in_script(frames)}</script>'
         f"{script}</div>"
     )

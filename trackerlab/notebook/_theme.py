@@ -1,20 +1,25 @@
-"""Colours that follow the page: the drawings are made in light colours, and their SVG turns each one
-into a CSS variable with a dark counterpart, chosen by JupyterLab's theme (``--jp-*`` variables,
-``body[data-jp-theme-light]``), the docs' theme (furo's ``body[data-theme]``) or, for a standalone SVG
-and pages that say nothing, the viewer's ``prefers-color-scheme``."""
+"""Colours that follow the page, and the drawing as a picture that survives sanitisers: the drawings are
+made in light colours, and their SVG turns each one into a CSS variable with a dark counterpart, chosen by
+the SVG's own ``prefers-color-scheme``. In HTML the SVG is an ``<img>`` (a data URI), which untrusted
+JupyterLab, GitHub and the like keep where they drop inline ``<svg>`` and ``<style>``; where the page's
+styles run, JupyterLab's theme (``body[data-jp-theme-light]``) or the docs' (furo's ``body[data-theme]``)
+sets the picture's ``color-scheme``, which is what its ``prefers-color-scheme`` answers (JupyterLab also sets
+its theme's ``color-scheme`` on the page itself)."""
 
 from __future__ import annotations
 
 import io
 import re
 import warnings
+from html import escape
+from urllib.parse import quote
 
-__all__ = ["COLOURS", "PALETTE", "THEME_CSS", "inline_svg", "svg_text"]
+__all__ = ["COLOURS", "PALETTE", "PICTURE_CSS", "THEME_CSS", "picture", "svg_text"]
 
 # role: (light, dark). Each light colour is used for that role only, so the SVG can be re-coloured
 # by colour; text, dim text and the background take JupyterLab's variables first where they exist.
 PALETTE = {
-    "bg": ("#ffffff", "#1e1e1e"),
+    "bg": ("#ffffff", "#111111"),  # the pictures are opaque: JupyterLab's own backgrounds, light and dark
     "text": ("#1f2328", "#e6edf3"),
     "dim": ("#59636e", "#a0a9b2"),
     "label": ("#37474f", "#c5d0d8"),
@@ -47,7 +52,6 @@ THEME_CSS = (
     f".tl-tape{{{_variables(0)}}}"
     f"{_DARK_PAGE}{{{_variables(1)}}}"
     f"@media (prefers-color-scheme:dark){{{_AUTO_DARK}{{{_variables(1)}}}}}"
-    ".tl-tape.tl-inline{--tl-bg:transparent!important}"
     ".tl-tape *{stroke-linejoin:round;stroke-linecap:butt}"
 )
 
@@ -86,16 +90,29 @@ def svg_text(figure) -> str:
     return _PAINT.sub(_paint, svg)
 
 
-def inline_svg(svg: str) -> str:
-    """A standalone SVG made ready to sit in HTML: no prolog, never wider than its container (it
-    shrinks to 70% at most, then scrolls sideways), its background the page's."""
+# An SVG image answers ``prefers-color-scheme`` with the ``color-scheme`` of its <img>, which it inherits
+# from the page: JupyterLab sets its theme's on the page itself (so an untrusted notebook's pictures follow
+# the theme too); where this block runs (the docs, an exported page) it sets the page theme's. Elsewhere
+# the picture follows the reader's colour scheme.
+_DARK_IMG = 'body[data-jp-theme-light="false"] img.tl-picture,body[data-theme="dark"] img.tl-picture'
+_LIGHT_IMG = 'body[data-jp-theme-light="true"] img.tl-picture,body[data-theme="light"] img.tl-picture'
+PICTURE_CSS = f"<style>{_DARK_IMG}{{color-scheme:dark}}{_LIGHT_IMG}{{color-scheme:light}}</style>"
+
+# Kept as they are in the data URI: what is neither special in a URL (%, #) nor in HTML (&, <, >, ")
+# nor white space a URL parser drops (newlines), so the SVG's text and numbers stay readable in the file.
+_URI_SAFE = " !$'()*+,-./:;=?@[]^_`{|}~"
+
+
+def picture(svg: str, alt: str = "") -> str:
+    """A standalone SVG as a picture to sit in HTML: an ``<img>`` whose source is the SVG as a data URI,
+    with its width and height, at most as wide as its container (it shrinks to 70% at most, then
+    scrolls sideways). Sanitisers keep it where they drop inline ``<svg>`` and ``<style>``."""
     svg = svg[svg.index("<svg") :]
     match = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg)
-    width = float(match.group(1))
-    svg = svg.replace(
-        match.group(0),
-        f'style="width:{width:g}pt;max-width:100%;min-width:{0.7 * width:.1f}pt;height:auto"',
-        1,
+    width, height = (round(float(v) * 4 / 3) for v in match.groups())  # CSS pixels: 96 per inch, 72 points
+    source = "data:image/svg+xml;charset=utf-8," + quote(svg, safe=_URI_SAFE)
+    return (
+        f'<div class="tl-tape-scroll" style="overflow-x:auto;max-width:100%">{PICTURE_CSS}'
+        f'<img class="tl-picture" src="{source}" width="{width}" height="{height}" alt="{escape(alt)}" '
+        f'style="max-width:100%;min-width:{round(0.7 * width)}px;height:auto"></div>'
     )
-    svg = svg.replace('class="tl-tape"', 'class="tl-tape tl-inline"', 1)
-    return f'<div class="tl-tape-scroll" style="overflow-x:auto;max-width:100%">{svg}</div>'

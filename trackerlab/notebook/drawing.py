@@ -14,9 +14,10 @@ from matplotlib.figure import Figure
 from ..tracked import Tracked, istracked
 from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
 from ._boxes import FONT, box_size, box_text, boxes_and_edges
+from ._i18n import _
 from ._layout import layout
 from ._tape import as_node, label_map
-from ._theme import COLOURS, inline_svg, svg_text
+from ._theme import COLOURS, picture, svg_text
 
 __all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_svg"]
 
@@ -25,7 +26,8 @@ AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this ma
 
 
 class TapeFigure(Figure):
-    """A matplotlib ``Figure`` of a tape that shows itself in a notebook as SVG following the theme.
+    """A matplotlib ``Figure`` of a tape that shows itself in a notebook as SVG following the theme (in
+    HTML as a picture, an ``<img>`` of the SVG, which untrusted notebooks show too).
 
     ``plot_tape`` makes it through pyplot, so it appears like any matplotlib figure (also when it is
     not the cell's last expression), ``plt.show()`` shows it and ``savefig`` saves it; as the last
@@ -40,7 +42,7 @@ class TapeFigure(Figure):
     def _repr_mimebundle_(self, include=None, exclude=None):
         svg = svg_text(self)
         _shown_once(self)
-        return {"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": repr(self)}
+        return {"text/html": picture(svg, repr(self)), "image/svg+xml": svg, "text/plain": repr(self)}
 
 
 def plot_tape(
@@ -195,12 +197,14 @@ def tape_svg(y, **options) -> str:
 
 
 def svg_markup(y, *, numbered=None, **options) -> str:
-    """The drawing as an ``<svg>`` element to sit inside HTML: no XML prolog, at most as wide as its
-    container (and never below 70% of its size: wider drawings scroll), following JupyterLab's and
-    the docs' theme. ``numbered``: the tape's ``(numbering, names)``, when the caller has them."""
+    """The drawing as a picture to sit inside HTML: an ``<img>`` of the SVG (which sanitisers keep, where
+    they drop inline ``<svg>``), at most as wide as its container (and never below 70% of its size: wider
+    drawings scroll), following JupyterLab's and the docs' theme where the page's styles run, else the
+    reader's colour scheme. ``numbered``: the tape's ``(numbering, names)``, when the caller has them."""
     defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
     defaults.update(direction="auto", constants=False, show_data=True, title=None)
-    return inline_svg(_plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered))
+    svg = _plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered)
+    return picture(svg, _("<the tape drawn>"))
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The HTML repr of a tracked value (its ``_repr_html_``): a header, the data and grad side by side, and
-the ``Call`` tape as a foldable tree. Plain HTML and CSS (``<details>``), no JavaScript; JupyterLab's
-theme variables with fallbacks; every string escaped; the same value always gives the same HTML."""
+the ``Call`` tape as a foldable tree. Plain HTML (``<details>``) laid out by inline styles, so that it
+reads the same where a sanitiser drops style blocks (an untrusted notebook); a style block adds
+JupyterLab's theme colours where it runs. No JavaScript; every string escaped; the same value always
+gives the same HTML."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from .._backend import device_of
 from .._order import numbering
 from ..tracked import Tracked, istracked
 from ._i18n import _, ngettext
+from ._inline import MONO, styled
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
 from ._tape import as_node, changed, dtype_text, label_map, operands, shape_text, short
 from ._values import array_html
@@ -23,46 +26,30 @@ CHAIN = 4  # a run of at least this many one-operand calls is folded into one li
 OPEN_DEPTH = 3  # tree levels unfolded at first
 
 _LIGHT = (
-    "--tl-fg:var(--jp-content-font-color1,#1f2328);--tl-dim:var(--jp-content-font-color2,#59636e);"
-    "--tl-border:var(--jp-border-color2,#d1d9e0);--tl-bg2:var(--jp-layout-color2,#f3f5f7);"
-    "--tl-op:var(--jp-brand-color1,#1f5fbf);--tl-leaf:var(--jp-success-color1,#2e7d32);"
-    "--tl-warn:var(--jp-warn-color1,#b35c00);--tl-grad:var(--jp-accent-color1,#8250df)"
+    "--tl-fg:var(--jp-content-font-color1,#1f2328);--tl-op:var(--jp-brand-color1,#1f5fbf);"
+    "--tl-leaf:var(--jp-success-color1,#2e7d32);--tl-warn:var(--jp-warn-color1,#b35c00);"
+    "--tl-grad:var(--jp-accent-color1,#8250df)"
 )
 _DARK = (
-    "--tl-fg:var(--jp-content-font-color1,#e6edf3);--tl-dim:var(--jp-content-font-color2,#9198a1);"
-    "--tl-border:var(--jp-border-color2,#3d444d);--tl-bg2:var(--jp-layout-color2,#262c36);"
-    "--tl-op:var(--jp-brand-color1,#6cb6ff);--tl-leaf:var(--jp-success-color1,#57ab5a);"
-    "--tl-warn:var(--jp-warn-color1,#e0a04a);--tl-grad:var(--jp-accent-color1,#c297ff)"
+    "--tl-fg:var(--jp-content-font-color1,#e6edf3);--tl-op:var(--jp-brand-color1,#6cb6ff);"
+    "--tl-leaf:var(--jp-success-color1,#57ab5a);--tl-warn:var(--jp-warn-color1,#e0a04a);"
+    "--tl-grad:var(--jp-accent-color1,#c297ff)"
 )
-# JupyterLab's variables first; without them, the page's theme: JupyterLab's or furo's (the docs) when
-# the page says, else the reader's colour scheme.
+# The layout is in inline styles (``_inline``), which sanitisers keep; this block, which they drop, gives
+# the theme's colours and fonts: JupyterLab's variables first; without them, the page's theme (JupyterLab's
+# or furo's, the docs') when the page says, else the reader's colour scheme.
 _STYLE = (
     "<style>\n"
-    f".tl-repr{{{_LIGHT};\n"
-    "color:var(--tl-fg);font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);\n"
-    "font-size:var(--jp-code-font-size,12.5px);line-height:1.45;margin:2px 0}\n"
+    f".tl-repr{{{_LIGHT};color:var(--tl-fg);\n"
+    f"font-family:var(--jp-code-font-family,{MONO})!important;font-size:var(--jp-code-font-size,12.5px)!important}}\n"
     f'body[data-jp-theme-light="false"] .tl-repr,body[data-theme="dark"] .tl-repr{{{_DARK}}}\n'
     '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr'
     f"{{{_DARK}}}}}\n"
-    + """.tl-repr .tl-head{margin-bottom:4px}.tl-repr .tl-kind{font-weight:bold}
-.tl-repr .tl-dim{color:var(--tl-dim)}.tl-repr .tl-warn{color:var(--tl-warn);font-weight:bold}
-.tl-repr .tl-badge{border:1px solid var(--tl-border);border-radius:3px;padding:0 4px;margin-left:4px}
-.tl-repr .tl-lazy{color:var(--tl-grad);border-style:dashed}
-.tl-repr .tl-op{color:var(--tl-op);font-weight:bold}.tl-repr .tl-leaf{color:var(--tl-leaf);font-weight:bold}
-.tl-repr .tl-name{font-weight:bold}.tl-repr .tl-grad{color:var(--tl-grad)}
-.tl-repr .tl-panels{display:flex;flex-wrap:wrap;gap:12px;margin:4px 0}
-.tl-repr .tl-panel{border:1px solid var(--tl-border);border-radius:4px;padding:4px 8px;min-width:8em}
-.tl-repr .tl-title{color:var(--tl-dim);font-size:90%;margin-bottom:2px}
-.tl-repr .tl-scalar{font-size:120%}.tl-repr .tl-none{color:var(--tl-dim);font-style:italic}
-.tl-repr table.tl-table{border-collapse:collapse;margin:0;font-family:inherit;font-size:inherit}
-.tl-repr .tl-table td,.tl-repr .tl-table th{border:1px solid var(--tl-border);padding:1px 6px;text-align:right;
-color:inherit;background:transparent}
-.tl-repr .tl-table th{background:var(--tl-bg2);font-weight:normal;text-align:left}
-.tl-repr .tl-spark{letter-spacing:1px;margin-top:2px;color:var(--tl-op)}
-.tl-repr details>summary{cursor:pointer}.tl-repr ul.tl-tree{list-style:none;margin:0;padding-left:1.3em;
-border-left:1px dotted var(--tl-border)}.tl-repr ul.tl-tree>li{margin:0}
-.tl-repr .tl-key{color:var(--tl-dim);font-size:85%}.tl-repr .tl-more{color:var(--tl-dim);font-style:italic}
-.tl-repr a{color:inherit}
+    + """.tl-repr .tl-warn{color:var(--tl-warn)!important}
+.tl-repr .tl-grad,.tl-repr .tl-lazy{color:var(--tl-grad)!important}
+.tl-repr .tl-op,.tl-repr .tl-spark{color:var(--tl-op)!important}.tl-repr .tl-leaf{color:var(--tl-leaf)!important}
+.tl-repr .tl-table td,.tl-repr .tl-table th{color:inherit}
+.tl-repr details>summary{cursor:pointer}.tl-repr a{color:inherit}
 </style>"""
 )
 
@@ -94,7 +81,7 @@ def html_repr(
     tree = _Tree(root, names, max_nodes, max_depth)
     body = _header(value, root, names, len(tree.index), tree.index) + _panels(root) + tree.html()
     anchor = hashlib.sha1(body.encode()).hexdigest()[:10]
-    return f'<div class="tl-repr" id="tl-{anchor}">{_STYLE}{body.replace("tl-@", f"tl-{anchor}-")}</div>'
+    return styled(f'<div class="tl-repr" id="tl-{anchor}">{_STYLE}{body.replace("tl-@", f"tl-{anchor}-")}</div>')
 
 
 def _header(value, root: Tracked, names: dict, count: int, stale) -> str:

@@ -287,11 +287,12 @@ def _roots(values: list) -> list:
 
 
 def _draw(y, labels: dict) -> None:
-    from ._theme import inline_svg
+    from ._theme import picture
     from .drawing import tape_svg
 
-    svg = tape_svg(y, labels=labels)  # shown inline in the page's theme, with the SVG for other viewers
-    display({"text/html": inline_svg(svg), "image/svg+xml": svg, "text/plain": _("<the tape drawn>")}, raw=True)
+    svg = tape_svg(y, labels=labels)  # a picture in HTML (untrusted pages keep it), the SVG for other viewers
+    text = _("<the tape drawn>")
+    display({"text/html": picture(svg, text), "image/svg+xml": svg, "text/plain": text}, raw=True)
 
 
 def load_ipython_extension(ipython) -> None:

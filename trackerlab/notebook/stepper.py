@@ -30,7 +30,7 @@ _STYLE = """<style>
   background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
   color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
   border-radius: 4px; white-space: pre-wrap; }
-:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00); }
+:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00) !important; }
 :is(.tl-stepper, .tl-static-stepper) .tl-static-note { display: none; font-size: 12px;
   color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
@@ -92,9 +92,7 @@ class BackpropStepper(widgets.VBox):
                 raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
         self._check = check_report(check)
-        self._frames = Frames(
-            steps_for("BackpropStepper", y, Δ), _label_map(labels), max_steps, root=_node(y)
-        )
+        self._frames = Frames(steps_for("BackpropStepper", y, Δ), _label_map(labels), max_steps, root=_node(y))
         if self._check is not None:
             self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]
         self._drawn: set[int] = set()
