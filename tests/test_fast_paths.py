@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.walk import _count_uses, _walk
+from trackerlab.walk import Walk, _count_uses
 
 
 def test_a_node_also_used_off_the_walked_tape_is_released_by_its_walked_use():
@@ -60,12 +60,12 @@ def test_leaves_only_walks_agree_with_the_full_walk():
     x, w = tl.param(np.array([1.0, -2.0, 0.5])), tl.param(0.7)
     y = tl.sum(tl.tanh(x * w) * x)
     full = {s.node: s.delta for s in tl.backprop_steps(y) if s.isleaf}
-    leaves = list(_walk(y, None, "backprop_steps", leaves_only=True))
-    assert all(s.isleaf for s in leaves) and len(leaves) == 2
-    for s in leaves:
-        np.testing.assert_allclose(s.delta, full[s.node])
+    leaves = list(Walk(y, None, "backprop_steps").leaves())
+    assert all(node.isleaf for node, _, _ in leaves) and len(leaves) == 2
+    for node, g, _ in leaves:
+        np.testing.assert_allclose(g, full[node])
     all_steps = list(tl.backprop_steps(y))
-    assert [s.index for s in leaves] == [s.index for s in all_steps if s.isleaf]  # indices count every node
+    assert [node for node, _, _ in leaves] == [s.node for s in all_steps if s.isleaf]  # in the same order
     # by hand: d/dx Σ tanh(xw)·x = tanh(xw) + x·w·(1 − tanh²), d/dw = Σ x²·(1 − tanh²)
     v = np.array([1.0, -2.0, 0.5])
     t = np.tanh(v * 0.7)
@@ -232,8 +232,15 @@ def test_finished_gradient_calls_leave_no_tape_alive_on_either_path():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
     "shape, axis, keepdims",
-    [((64,), None, False), ((5, 7), 0, False), ((5, 7), 1, True), ((5, 7), (0, 1), False), ((3, 4, 5), -1, False),
-     ((), None, False), ((5, 7), None, True)],
+    [
+        ((64,), None, False),
+        ((5, 7), 0, False),
+        ((5, 7), 1, True),
+        ((5, 7), (0, 1), False),
+        ((3, 4, 5), -1, False),
+        ((), None, False),
+        ((5, 7), None, True),
+    ],
 )
 def test_mean_of_a_float_array_is_numpys_mean_to_the_bit(dtype, shape, axis, keepdims):
     x = (np.random.default_rng(0).standard_normal(shape) * 1e3).astype(dtype)

@@ -155,13 +155,13 @@ def test_the_walk_is_the_only_walk():
     import trackerlab.api as api
 
     calls = []
-    original = api._walk  # backprop_steps' core, which names its caller
+    original = api.Walk  # backprop_steps' core, which names its caller
 
     def spy(y, Δ, who, **kwargs):
         calls.append(who)
         return original(y, Δ, who, **kwargs)
 
-    api._walk = spy
+    api.Walk = spy
     try:
         x = tl.param(2.0)
         tl.back_(x * x)
@@ -169,7 +169,7 @@ def test_the_walk_is_the_only_walk():
         tl.gradient(lambda x: x * x, 2.0)
         tl.gradient(lambda: x * x, tl.Params([x]))
     finally:
-        api._walk = original
+        api.Walk = original
     assert calls == ["back_", "back", "back", "gradient"]
 
 

@@ -1,24 +1,109 @@
-"""One node's step of the walk: what its rule (``_pullback``) or its custom pullback (``_custom``) sends to each
-argument for the sensitivity that arrived, on plain values or, in a recorded walk (``nest``), on tracked ones.
-The walk (``walk.py``) decides the order and sums what arrives; ``_checks.py`` checks what was sent.
+"""One node's step of the walk: what its rule, ``Each`` rule or custom pullback sends to each argument for the
+sensitivity that arrived (``sensitivities``), on plain values or, in a recorded walk (``nest``), on tracked ones,
+checked to fit the arguments. The walk (``walk.py``) decides the order and sums what arrives.
 """
 
 from __future__ import annotations
 
 from ._backend import NDARRAY, REAL_SCALARS, defers
+from ._checks import check_sent
 from ._first_order import FirstOrder, first_order_only
+from ._guard import VERIFIED
 from ._plain import _setflags
 from ._precision import in_dtype_of, in_result_precision
 from ._recording import RECORDING
-from .tracked import Tracked, _leaf, _TrackedValue, _wrap, data
+from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 
 
-def _pullback(node: Tracked, g, nest: bool) -> list:
-    """What the node's rule sends to each argument for the sensitivity ``g``.
+def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
+    """What ``node``'s pullback sends to each of its arguments for the sensitivity ``g`` that arrived (``None``
+    for an argument that gets none), each checked to fit its argument.
 
-    Plain walks of binary calls without settings (most of any tape, with the unary calls the walk runs
-    itself) skip the general loop.
+    The pullback is the node's custom one (``grad_rule``, ``hook``, ...) or its operation's rule (one per
+    argument, or an ``Each`` rule for all of them). ``nest``: the walk is recorded, so the pullback runs on
+    tracked values; ``lend``: what that walk verified of the caller's constants (``_guard.Verified``).
+    A rule whose table declares that it fits its arguments (``Op.fits``: elementwise rules, those summed back
+    by ``unbroadcast``) is not checked. Plain unary and binary calls without settings (most nodes of any
+    tape) skip the general path.
     """
+    if node.back is not None:
+        sent = _custom(node, g, nest)
+        check_fit(node, sent)
+        return sent
+    func = node.func
+    rules = func.rule
+    args = node.args
+    if nest or node.kwargs or type(rules) is not tuple:
+        sent = _pullback(node, g, nest, lend)
+    elif len(args) == 1:
+        x = args[0]
+        if type(x) is not Tracked or rules[0] is None:
+            return [None]
+        sent = [rules[0](g, node.data, x.data)]
+    elif len(args) == 2 and len(rules) == 2:
+        x, y = args
+        first, second = rules
+        ans = node.data
+        # operands of two dtypes: the lower precision promoted to the result's, as in the forward
+        if type(x) is Tracked:
+            a = x.data
+            if type(y) is Tracked:
+                b = y.data
+                if type(a) is NDARRAY and type(b) is NDARRAY and a.dtype is not b.dtype:
+                    a, b = in_result_precision((a, b), ans)
+                sent = [
+                    None if first is None else first(g, ans, a, b),
+                    None if second is None else second(g, ans, a, b),
+                ]
+            else:
+                if type(a) is NDARRAY and type(y) is NDARRAY and a.dtype is not y.dtype:
+                    a, y = in_result_precision((a, y), ans)
+                sent = [None if first is None else first(g, ans, a, y), None]
+        elif type(y) is Tracked:
+            b = y.data
+            if type(x) is NDARRAY and type(b) is NDARRAY and x.dtype is not b.dtype:
+                x, b = in_result_precision((x, b), ans)
+            sent = [None, None if second is None else second(g, ans, x, b)]
+        else:
+            return [None, None]
+    else:
+        sent = _pullback(node, g, nest, lend)
+    if rules is not getattr(func, "fits", None):
+        check_fit(node, sent)
+    return sent
+
+
+def check_fit(node: Tracked, sent) -> None:
+    """Raise unless each sensitivity in ``sent`` fits its argument of ``node``: a fast test (the same type,
+    shape and dtype), and ``check_sent``, which names what is wrong, for the rest."""
+    for arg, s in zip(node.args, sent):
+        if s is None or type(arg) is not Tracked:
+            continue
+        value = arg.data
+        kind = type(s)
+        if kind is TrackedArray:  # a recorded walk: the same test on its value
+            s = s.tracker.data
+            kind = type(s)
+        if kind is NDARRAY:
+            if type(value) is NDARRAY and s.shape == value.shape and s.dtype is value.dtype:
+                continue
+        elif (kind is float and type(value) is float) or (kind in REAL_SCALARS and type(value) in REAL_SCALARS):
+            continue
+        check_sent(node, sent)
+        return
+
+
+def _pullback(node: Tracked, g, nest: bool, lend=None) -> list:
+    """What the node's rule sends to each argument for the sensitivity ``g``: the general path, for recorded
+    walks (``lend``: see ``sensitivities``), calls with settings, ``Each`` rules and calls of three or more
+    arguments."""
+    if lend is not None:
+        before = VERIFIED.now
+        VERIFIED.now = lend
+        try:
+            return _pullback(node, g, nest)
+        finally:
+            VERIFIED.now = before
     call = node  # the node holds its call's fields
     kind = type(g)
     if nest:
@@ -39,30 +124,6 @@ def _pullback(node: Tracked, g, nest: bool) -> list:
         ans = _wrap(node)
         xs = [_wrap(a) if type(a) is Tracked else a for a in args]
     else:
-        if len(args) == 2 and not kwargs and type(rules) is tuple and len(rules) == 2:
-            x, y = args
-            first, second = rules
-            ans = node.data
-            # operands of two dtypes: the lower precision promoted to the result's, as in the forward
-            if type(x) is Tracked:
-                a = x.data
-                if type(y) is Tracked:
-                    b = y.data
-                    if type(a) is NDARRAY and type(b) is NDARRAY and a.dtype is not b.dtype:
-                        a, b = in_result_precision((a, b), ans)
-                    return [
-                        None if first is None else first(g, ans, a, b),
-                        None if second is None else second(g, ans, a, b),
-                    ]
-                if type(a) is NDARRAY and type(y) is NDARRAY and a.dtype is not y.dtype:
-                    a, y = in_result_precision((a, y), ans)
-                return [None if first is None else first(g, ans, a, y), None]
-            if type(y) is Tracked:
-                b = y.data
-                if type(x) is NDARRAY and type(b) is NDARRAY and x.dtype is not b.dtype:
-                    x, b = in_result_precision((x, b), ans)
-                return [None, None if second is None else second(g, ans, x, b)]
-            return [None, None]
         ans = node.data
         xs = [a.data if type(a) is Tracked else a for a in args]
     if len(xs) > 1:

@@ -17,7 +17,7 @@ from .lazy import land, lazy_in
 from .ops import _holds_tracked, operations
 from .params import Grads, Params, update_, zero_grad_
 from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
-from .walk import _count_uses, _walk
+from .walk import Walk, _count_uses
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "update_", "zero_grad_"]
 
@@ -37,11 +37,7 @@ def back_(y, Δ=None) -> None:
     """
     # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
     # gradient as it was, and a retry after the fix counts nothing twice.
-    found = [
-        (step.node, step.delta)
-        for step in _walk(y, Δ, "back_", pending=False, leaves_only=True)
-        if step.node.isleaf
-    ]
+    found = [(node, g) for node, g, sent in Walk(y, Δ, "back_").leaves() if node.isleaf]
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
     accumulate(found, "back_")
@@ -168,14 +164,12 @@ def _run(f: Callable, args) -> tuple[list, object]:
         state.differentiating -= 1
 
 
-def _sensitivities(
-    y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None, leaves_only: bool = True
-) -> dict:
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
     walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
-    constants it compared (``_guard.Verified``). ``leaves_only=False`` where ``wanted`` may hold a computed
-    value (``Params([W, h])`` with ``h = W * 3``): the walk yields its step too."""
+    constants it compared (``_guard.Verified``). ``wanted`` may hold a computed value (``Params([W, h])`` with
+    ``h = W * 3``): it gets the sensitivity that arrived at it."""
     wanted = set(wanted)
     found = {}
     if nest:
@@ -185,28 +179,32 @@ def _sensitivities(
             state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
-            for step in _walk(
-                y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=leaves_only, uses=uses, verified=verified
-            ):
-                if step.node in wanted:
-                    found[step.node] = step.delta
+            for node, g, _ in _steps(Walk(y, Δ, who, nest=True, stop=stop, uses=uses, verified=verified), wanted):
+                if node in wanted:
+                    found[node] = g
         finally:
             state.on = before
             _NESTED.depth -= 1
     else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
-        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=leaves_only, uses=uses):
-            if step.node in wanted:
-                found[step.node] = step.delta
+        for node, g, _ in _steps(Walk(y, Δ, who, stop=stop, uses=uses), wanted):
+            if node in wanted:
+                found[node] = g
     return _landed(found, who)
+
+
+def _steps(walk: Walk, wanted: set):
+    """The steps of ``walk`` that can hold the ``wanted`` nodes: the leaves' (and ``stop`` nodes'), unless a
+    computed value is wanted (``Params([W, h])`` with ``h = W * 3``)."""
+    for node in wanted:
+        if not node.isleaf and node not in walk.stop:
+            return walk
+    return walk.leaves()
 
 
 def _plain_sensitivities(y, Δ, who: str, uses: dict) -> dict:
     """The sensitivities that a plain walk from ``y`` gives the leaves of its self-contained tape, by node (all of
     them inputs: no ``wanted`` set to test each step against); ``uses`` is the walk's count of uses."""
-    found = {}
-    for step in _walk(y, Δ, who, pending=False, leaves_only=True, uses=uses):
-        found[step.node] = step.delta
-    return _landed(found, who)
+    return _landed({node: g for node, g, _ in Walk(y, Δ, who, uses=uses).leaves()}, who)
 
 
 def _landed(found: dict, who: str) -> dict:
@@ -314,16 +312,7 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
         leaves = None if None in reached else reached
-    found = _sensitivities(
-        y,
-        None,
-        "gradient",
-        nodes,
-        nest=leaves is None,
-        uses=uses,
-        verified=verified,
-        leaves_only=all(node.isleaf for node in nodes),
-    )
+    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses, verified=verified)
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
     loss = data(y)
@@ -346,7 +335,7 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
             check_replayed(first, y, "gradient")
         if not isinstance(y, _TrackedValue):
             return _as_result(None, node)
-        found = _sensitivities(y, None, "gradient", [node], nest=True, leaves_only=node.isleaf)
+        found = _sensitivities(y, None, "gradient", [node], nest=True)
         return _as_result(found.get(node), node)
 
     def plain():
@@ -354,7 +343,7 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
         _, y = _run(f, ())
         if not isinstance(y, _TrackedValue):
             return _as_result(None, node)
-        return _sensitivities(y, None, "gradient", [node], nest=False, leaves_only=node.isleaf).get(node)
+        return _sensitivities(y, None, "gradient", [node], nest=False).get(node)
 
     def gradient(*values):
         """The parameter's gradient of ``f`` with the leaves at ``values`` (what re-running this tape entry

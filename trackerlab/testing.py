@@ -11,7 +11,7 @@ from ._recording import RECORDING
 from .api import forward
 from .rules.reductions import sum as _sum
 from .tracked import data, istracked, tracker
-from .walk import _walk
+from .walk import LEAF, Walk
 
 __all__ = ["check_grads"]
 
@@ -130,7 +130,7 @@ class _Level:
         return total
 
     def gradients(self, xs) -> list:
-        """The gradient of ``scalar`` at ``xs`` by one walk of the tape (the engine's own, ``walk._walk``).
+        """The gradient of ``scalar`` at ``xs`` by one walk of the tape (the engine's own, ``walk.Walk``).
 
         ``forward`` records the call (plain ``xs`` become leaves, tracked ones are reached through a
         recorded identity); the walk is plain for plain ``xs``, nested for tracked ones. An argument the
@@ -150,9 +150,9 @@ class _Level:
             before = RECORDING.on
             RECORDING.on = True  # a nested walk records the pullbacks
             try:
-                for step in _walk(y, None, "check_grads", nest=nest, stop=nodes, pending=False, leaves_only=True):
-                    if step.node in wanted:
-                        found[step.node] = step.delta
+                for node, g, sent in Walk(y, None, "check_grads", nest=nest, stop=nodes):
+                    if sent is LEAF and node in wanted:
+                        found[node] = g
             finally:
                 RECORDING.on = before
         return [found.get(n) for n in nodes]

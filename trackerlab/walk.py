@@ -1,11 +1,12 @@
-"""The one walk: back-propagation over the tape as an iterator of ``Step`` records.
+"""The one walk: back-propagation over the tape, one node at a time in the engine's real order.
 
-``back_``, ``forward``'s backpropagator, ``gradient``, the stepper widget and the graph highlighting all
-consume these steps. The walk is iterative (Kahn's algorithm over a local count of each node's uses), so
-tapes of any depth work, and it keeps every piece of state in local variables: running it twice gives the
-same steps, and an error half way leaves the tape as it was. What it checks on the way (the seed, saved
-values changed since recording, what each pullback sent) is in ``_checks.py``; what one node's rule or custom
-pullback sends, in ``_pullbacks.py``.
+``Walk`` is the loop (Kahn's algorithm over a local count of each node's uses, so tapes of any depth work):
+it hands each node to ``_pullbacks.sensitivities`` for what it sends to its arguments, sums what arrives, and
+yields ``(node, g, sent)``. ``back_``, ``forward``'s backpropagator and ``gradient`` read it directly;
+``backprop_steps`` (the stepper widget and the graph highlighting) reads it through ``_shown_steps``, which
+makes ``Step`` records with what is pending and read-only views of the arrays. Every piece of a walk's state
+belongs to its ``Walk``: running it twice gives the same steps, and an error half way leaves the tape as it
+was. What it checks on the way (the seed, saved values changed since recording) is in ``_checks.py``.
 """
 
 from __future__ import annotations
@@ -13,23 +14,15 @@ from __future__ import annotations
 from collections import deque
 
 from . import _nodes, _text
-from ._backend import NDARRAY, NUMPY_FLOAT64, REAL_SCALARS, namespace
-from ._checks import (
-    changed_arguments,
-    check_constants,
-    check_fresh,
-    check_sent,
-    reworded,
-    seed,
-    stale_argument,
-)
-from ._guard import VERIFIED, Verified
+from ._backend import NDARRAY, NUMPY_FLOAT64, namespace
+from ._checks import changed_arguments, check_constants, check_fresh, reworded, seed, stale_argument
+from ._guard import Verified
 from ._precision import in_dtype_of
-from ._pullbacks import _custom, _pullback
+from ._pullbacks import sensitivities
 from ._recording import ANOMALY
-from .tracked import Tracked, TrackedArray, _TrackedValue
+from .tracked import Tracked, _TrackedValue
 
-__all__ = ["Step", "backprop_steps"]
+__all__ = ["LEAF", "Step", "Walk", "backprop_steps"]
 
 _NOTHING = object()  # what ``waiting`` gives for a node that received no sensitivity
 
@@ -80,7 +73,7 @@ def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
     if hasattr(Δ, "shape") and not isinstance(Δ, _TrackedValue):  # the walk reads Δ at its first step: a
         # change the caller makes to the array before then is not seen, as with back_
         Δ = Δ.copy() if hasattr(Δ, "copy") else namespace(Δ).asarray(Δ, copy=True)
-    return _walk(y, Δ, "backprop_steps", nest=nest, stop=stop)
+    return _shown_steps(y, Δ, "backprop_steps", nest, stop)
 
 
 def steps_for(who: str, y, Δ=None):
@@ -94,178 +87,134 @@ def steps_for(who: str, y, Δ=None):
     Traceback (most recent call last):
     ValueError: BackpropStepper: y has shape (2,); pass a sensitivity Δ of that shape ...
     """
-    return _walk(y, Δ, who)
+    return _shown_steps(y, Δ, who)
 
 
-def _walk(
-    y,
-    Δ,
-    who: str,
-    *,
-    nest: bool = False,
-    stop=(),
-    pending: bool = True,
-    leaves_only: bool = False,
-    uses=None,
-    verified: Verified | None = None,
-):
-    """``backprop_steps`` as the engine's own consumers call it: ``who`` names the caller in errors
-    (``back_: y has shape ...``); ``pending=False`` leaves each step's ``pending`` empty, and with
-    ``leaves_only`` only the steps of leaves and ``stop`` nodes are yielded (the walk is the same; they
-    are the only steps ``back_`` and ``gradient`` read). ``uses`` is ``_count_uses(root, stop)`` where the
-    caller has counted them already (``forward``, which asks the same pass a question of its own), and
-    ``verified`` what that pass read of the constants it compared (``_guard.Verified``), where it kept it."""
-    root = y.tracker if isinstance(y, _TrackedValue) else None
-    if root is None:
-        raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
-    g = seed(y, Δ, who, nest)
-    if stop:
-        stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
-    if uses is None:
-        verified = Verified() if nest else None
-        uses = _count_uses(root, stop, None, verified)
-    # A recorded walk lends what its first pass verified of the caller's constants to its built-in pullbacks:
-    # the nodes they record with a view of one (``A.T @ g`` for the forward's ``A @ x``) are guarded against
-    # the values the forward pass used, which the pass has just compared (``_guard.Verified``)
-    lend = verified if nest and verified is not None and verified.entries else None
-    check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: a NaN or Inf raises
+def _shown_steps(y, Δ, who: str, nest: bool = False, stop=()):
+    """The walk as code of the caller's sees it: ``Step`` records, numbered, with what is still pending, and
+    their arrays as read-only views (the walk goes on with the arrays themselves: ``s.delta *= 0`` would
+    change what reaches the arguments)."""
+    walk = Walk(y, Δ, who, nest=nest, stop=stop)
+    waiting = walk.waiting
+    for index, (node, g, sent) in enumerate(walk):
+        if sent is LEAF:
+            yield Step(index, node, _shown(g), (), (), tuple(waiting))
+        else:
+            args = tuple(a if type(a) is Tracked else None for a in node.args)
+            yield Step(index, node, _shown(g), args, type(sent)(_shown(s) for s in sent), tuple(waiting))
 
-    latest = _nodes._EPOCH  # a parameter changed while the walk runs (a hook's update_) moves it
-    waiting = {root: g}  # sensitivity summed so far, for nodes not processed yet
-    ready = deque((root,))
-    pop, push = ready.popleft, ready.append
-    index = 0
-    while ready:
-        node = pop()
-        g = waiting.pop(node, _NOTHING)
-        if g is _NOTHING:  # every use sent nothing: pass the news on without a step
-            _release(node, stop, uses, ready)
-            continue
-        if node.isleaf or (stop and node in stop):
-            kind = type(g)  # handed out in the leaf's own dtype (a fast test first: the common case matches)
-            if (kind is NDARRAY and g.dtype is not getattr(node.data, "dtype", None)) or (
-                kind is not NDARRAY and kind is not float and not (kind is NUMPY_FLOAT64 and type(node.data) is float)
-            ):
-                g = in_dtype_of(g, node.data)
-            if check is not None:
-                check(node, g, ())
-            if pending:  # code of the caller's sees the step: a write into its arrays must not reach the walk
-                yield Step(index, node, _shown(g), (), (), tuple(waiting))
-            else:
-                yield Step(index, node, g, (), (), ())
-            index += 1
-            if pending and _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed one
-                latest = _refuse_stale(ready, waiting, (), stop)
-            continue
-        args = node.args  # the node holds its call's fields (``node.f`` shows them as a ``Call``)
-        try:
-            if len(args) == 1 and not nest and node.back is None and not node.kwargs:
-                # A plain unary call (most nodes of a chain): the general loop below, unrolled; through
-                # the loop, the walk of a chain of scalar ops takes about a third longer.
-                x = args[0]
-                s = None
-                if type(x) is Tracked:
-                    func = node.func
-                    rules = func.rule
-                    rule = rules[0]
-                    if rule is not None:
-                        value = x.data
-                        s = rule(g, node.data, value)
-                        # What it sent must fit its argument (a fast test first), unless the rule's form
-                        # says it does (``Op.fits``: elementwise rules, those summed back by unbroadcast)
-                        if rules is not getattr(func, "fits", None):
-                            kind = type(s)
-                            if kind is NDARRAY:
-                                if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
-                                    check_sent(node, (s,))
-                            elif (kind is not float or type(value) is not float) and (
-                                kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
-                            ):
-                                check_sent(node, (s,))
-                    left = uses.get(x)
-                    if left is None:  # its only use: nothing is waiting for it yet
+
+LEAF = ()  # what the walk gives as sent for a leaf (or a ``stop`` node): it sends nothing on
+
+
+class Walk:
+    """One backward pass from ``y``: iterating it processes the nodes in order, yielding ``(node, g, sent)``
+    for each: the sensitivity ``g`` that arrived (all uses summed; in the leaf's own dtype for a leaf) and
+    what its pullback sent to each argument (``LEAF`` for a leaf or a ``stop`` node).
+
+    ``who`` names the caller in errors (``back_: y has shape ...``). With ``nest`` the pullbacks run on
+    tracked values (the caller records them). ``uses`` is ``_count_uses(root, stop)`` where the caller has
+    counted them already (``forward``, which asks the same pass a question of its own), and ``verified``
+    what that pass read of the constants it compared (``_guard.Verified``), where it kept it. The state of
+    the pass (``waiting``: the sensitivities summed so far; ``ready``: the nodes whose uses are all done)
+    belongs to this object, so each walk starts afresh.
+    """
+
+    __slots__ = ("check", "lend", "nest", "ready", "stop", "uses", "waiting")
+
+    def __init__(self, y, Δ, who: str, *, nest: bool = False, stop=(), uses=None, verified: Verified | None = None):
+        root = y.tracker if isinstance(y, _TrackedValue) else None
+        if root is None:
+            raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
+        g = seed(y, Δ, who, nest)
+        if stop:
+            stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
+        if uses is None:
+            verified = Verified() if nest else None
+            uses = _count_uses(root, stop, None, verified)
+        self.nest = nest
+        self.stop = stop
+        self.uses = uses
+        # A recorded walk lends what its first pass verified of the caller's constants to its built-in
+        # pullbacks: the nodes they record with a view of one (``A.T @ g`` for the forward's ``A @ x``) are
+        # guarded against the values the forward pass used, which the pass has just compared (``_guard``)
+        self.lend = verified if nest and verified is not None and verified.entries else None
+        self.check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: NaN or Inf raises
+        self.waiting = {root: g}
+        self.ready = deque((root,))
+
+    def __iter__(self):
+        """Every node's ``(node, g, sent)``."""
+        if self.check is None:
+            return self._run(True)
+        return _checked(self._run(True), self.check)
+
+    def leaves(self):
+        """Only the leaves' (and ``stop`` nodes') ``(node, g, LEAF)``: the same walk, for callers that read
+        nothing else (``back_``, ``gradient``), which then pay for no step of the other nodes."""
+        if self.check is None:
+            return self._run(False)
+        return (step for step in self if step[2] is LEAF)
+
+    def _run(self, every: bool):
+        """Kahn's algorithm: a node is processed once every use of it has sent its sensitivity."""
+        nest, stop, uses, lend = self.nest, self.stop, self.uses, self.lend
+        waiting, ready = self.waiting, self.ready
+        pop, push = ready.popleft, ready.append
+        nothing = _NOTHING
+        latest = _nodes._EPOCH
+        while ready:
+            if _nodes._EPOCH != latest:  # a hook, or code between the steps, changed a parameter (update_)
+                latest = _refuse_stale(ready, waiting, stop)
+            node = pop()
+            g = waiting.pop(node, nothing)
+            if g is nothing:  # every use sent nothing: pass the news on without a step
+                _release(node, stop, uses, ready)
+                continue
+            if node.isleaf or (stop and node in stop):
+                yield node, _in_leaf_dtype(g, node.data), LEAF
+                continue
+            try:
+                sent = sensitivities(node, g, nest, lend)
+                i = 0
+                for arg in node.args:  # by index: zip's pairs cost more than the rest of this loop
+                    s = sent[i]
+                    i += 1
+                    if type(arg) is Tracked:
                         if s is not None:
-                            waiting[x] = s
-                        push(x)
-                    else:
-                        if s is not None:
-                            waiting[x] = waiting[x] + s if x in waiting else s
-                        uses[x] = left - 1
-                        if left == 1:
-                            push(x)
-                sent = [s]
-            else:
-                if node.back is not None:
-                    sent = _custom(node, g, nest)
-                    checked = False
-                    if _nodes._EPOCH != latest:  # the pullback (a hook) changed a parameter: refuse stale reads
-                        latest = _refuse_stale(ready, waiting, args, stop)
-                else:
-                    if lend is None:
-                        sent = _pullback(node, g, nest)
-                    else:
-                        before = VERIFIED.now
-                        VERIFIED.now = lend
-                        try:
-                            sent = _pullback(node, g, nest)
-                        finally:
-                            VERIFIED.now = before
-                    # a rule whose form fits its arguments (``Op.fits``) needs no check; for the others,
-                    # check_sent looks at every sensitivity: once per node is enough
-                    checked = node.func.rule is getattr(node.func, "fits", None)
-                for arg, s in zip(args, sent):
-                    if type(arg) is not Tracked:
-                        continue
-                    if s is not None:
-                        if not checked:
-                            value = arg.data
-                            kind = type(s)
-                            if kind is NDARRAY:
-                                if type(value) is not NDARRAY or s.shape != value.shape or s.dtype is not value.dtype:
-                                    check_sent(node, sent)
-                                    checked = True
-                            elif kind is TrackedArray:  # a nested walk: the same fast test on its value
-                                s_value = s.tracker.data
-                                if (
-                                    type(s_value) is not NDARRAY
-                                    or type(value) is not NDARRAY
-                                    or s_value.shape != value.shape
-                                    or s_value.dtype is not value.dtype
-                                ):
-                                    check_sent(node, sent)
-                                    checked = True
-                            elif (kind is not float or type(value) is not float) and (
-                                kind not in REAL_SCALARS or type(value) not in REAL_SCALARS
-                            ):
-                                check_sent(node, sent)
-                                checked = True
-                        waiting[arg] = waiting[arg] + s if arg in waiting else s
-                    left = uses.get(arg)
-                    if left is None:  # its only use
-                        push(arg)
-                    else:
-                        uses[arg] = left - 1
-                        if left == 1:
+                            waiting[arg] = waiting[arg] + s if arg in waiting else s
+                        left = uses.get(arg)
+                        if left is None:  # its only use
                             push(arg)
-        except Exception as error:
-            wrapped = reworded(node, g, error)
-            if wrapped is None:
-                raise
-            raise wrapped from error
-        if check is not None:
-            check(node, g, sent)
-        if not leaves_only:
-            yield Step(
-                index,
-                node,
-                _shown(g) if pending else g,
-                tuple(a if type(a) is Tracked else None for a in args),
-                type(sent)(_shown(s) for s in sent) if pending else sent,
-                tuple(waiting) if pending else (),
-            )
-            if _nodes._EPOCH != latest:  # code between the steps of backprop_steps changed a parameter
-                latest = _refuse_stale(ready, waiting, (), stop)
-        index += 1
+                        else:
+                            uses[arg] = left - 1
+                            if left == 1:
+                                push(arg)
+            except Exception as error:
+                wrapped = reworded(node, g, error)
+                if wrapped is None:
+                    raise
+                raise wrapped from error
+            if every:
+                yield node, g, sent
+
+
+def _checked(steps, check):
+    """The walk's ``steps`` under ``detect_anomaly``: ``check`` raises at the first NaN or Inf."""
+    for node, g, sent in steps:
+        check(node, g, sent)
+        yield node, g, sent
+
+
+def _in_leaf_dtype(g, value):
+    """A leaf's sensitivity in the leaf's own dtype (a fast test first: the common case matches)."""
+    kind = type(g)
+    if kind is NDARRAY:
+        if g.dtype is getattr(value, "dtype", None):
+            return g
+    elif kind is float or (kind is NUMPY_FLOAT64 and type(value) is float):
+        return g
+    return in_dtype_of(g, value)
 
 
 def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Verified | None = None) -> dict:
@@ -329,13 +278,13 @@ def _shown(value):
     return value
 
 
-def _refuse_stale(ready, waiting, args, stop) -> int:
-    """Refuse the rest of a walk (the nodes still to process: those reachable from ``ready``, ``waiting`` and
-    ``args``) if an argument of one of them changed after it was recorded: a hook or custom pullback, or code
-    between the steps of ``backprop_steps``, changed a parameter (``update_``, ``x.data = v``) while the walk
-    ran, and the pullbacks still to run would read the new value. Returns the epoch now checked."""
+def _refuse_stale(ready, waiting, stop) -> int:
+    """Refuse the rest of a walk (the nodes still to process: those reachable from ``ready`` and ``waiting``)
+    if an argument of one of them changed after it was recorded: a hook or custom pullback, or code between
+    the steps of ``backprop_steps``, changed a parameter (``update_``, ``x.data = v``) while the walk ran, and
+    the pullbacks still to run would read the new value. Returns the epoch now checked."""
     latest = _nodes._EPOCH
-    stack = [n for n in (*ready, *waiting, *args) if type(n) is Tracked]
+    stack = [n for n in (*ready, *waiting) if type(n) is Tracked]
     seen = set(stack)
     while stack:
         node = stack.pop()
