@@ -198,8 +198,8 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
     from collections import defaultdict
 
     import trackerlab as tl
-    from trackerlab._grads import accumulate
-    from trackerlab.walk import Walk
+    from trackerlab.core.grads import accumulate
+    from trackerlab.core.walk import Walk
 
     size = problem(dtype, False)
     params, X, Y = size

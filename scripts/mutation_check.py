@@ -132,8 +132,8 @@ CLASS_KEYS = {name.replace(" ", "-").replace("%", ""): name for name in PULLBACK
 
 def _swap_operator(method: str, op_name: str):
     def apply():
-        from trackerlab.ops import operations
-        from trackerlab.tracked import _TrackedValue
+        from trackerlab.core.tracked import _TrackedValue
+        from trackerlab.ops.registry import operations
 
         op = operations()[op_name]
         original = _TrackedValue.__dict__[method]
@@ -144,7 +144,7 @@ def _swap_operator(method: str, op_name: str):
 
 
 def _non_differentiable_zeros():
-    from trackerlab import numpy_protocol
+    from trackerlab.ops import numpy_protocol
 
     original = numpy_protocol.array_ufunc
 
@@ -187,7 +187,7 @@ def _replace_function(name: str, make):
 
 def _replace_rule(name: str, make):
     def apply():
-        from trackerlab.ops import operations
+        from trackerlab.ops.registry import operations
 
         op = operations()[name]
         original = op.rule
@@ -199,14 +199,14 @@ def _replace_rule(name: str, make):
 
 def _nansum_everywhere(rule):
     """nansum's rule sending the sensitivity to NaN entries too (sum's rule)."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     return operations()["sum"].rule
 
 
 def _nanmean_counts_nan(rule):
     """nanmean's rule as mean's: the sensitivity goes to NaN entries and is divided by every entry's count."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     return operations()["mean"].rule
 
@@ -276,7 +276,7 @@ OTHER_BREAKS = [(n, c, f, apply or _RULE_CASES[n]) for n, c, f, apply in OTHER_B
 
 def _pullbacks(names=None):
     """``(op name, position, rule)`` for every pullback of every rule table (``Each`` rules once)."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     out = []
     for name, op in sorted(operations().items()):
@@ -337,7 +337,7 @@ class Experiment:
         return False, ""
 
     def pytest_runtestloop(self, session):
-        from trackerlab.ops import operations
+        from trackerlab.ops.registry import operations
 
         started = time.perf_counter()
         items = session.items

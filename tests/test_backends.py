@@ -8,7 +8,7 @@ import pytest
 from test_rules import DEVICES, host, namespace_of, no_synchronize
 
 import trackerlab as tl
-from trackerlab import _backend
+from trackerlab.backends import arrays as _backend
 
 
 def net(W, b, x):

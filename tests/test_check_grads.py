@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.ops import operations
+from trackerlab.ops.registry import operations
 
 X = np.array([0.3, -0.7, 1.1])
 M = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -1.3]])

@@ -14,7 +14,7 @@ import pytest
 from test_rules import ruled
 
 import trackerlab as tl
-from trackerlab.ops import operations
+from trackerlab.ops.registry import operations
 from trackerlab.rules import FAMILIES
 
 # ---------------------------------------------------------------- the checker

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab._guard import SMALL_CONSTANT
+from trackerlab.core.guard import SMALL_CONSTANT
 
 CHANGED = r"changed in place after .* was recorded"
 
@@ -424,7 +424,7 @@ def analytic_hvp(A, x, v):
 
 
 def test_a_hessian_vector_product_reads_its_large_constant_three_times(monkeypatch):
-    from trackerlab import _guard
+    from trackerlab.core import guard as _guard
 
     A, x, v = hvp_problem()
     readings = []
@@ -504,7 +504,7 @@ def test_one_pass_of_checks_tells_two_constants_apart():
 
 
 def test_views_share_a_fingerprint_only_where_they_cover_the_same_memory():
-    from trackerlab._guard import Verified, _fingerprint
+    from trackerlab.core.guard import Verified, _fingerprint
 
     A = large(200, 200)
     verified = Verified()

@@ -35,7 +35,7 @@ from test_dask import Computes  # noqa: E402
 from test_rules import fixed  # noqa: E402
 
 import trackerlab as tl  # noqa: E402
-from trackerlab.ops import operations  # noqa: E402
+from trackerlab.ops.registry import operations  # noqa: E402
 
 # What dask cannot do lazily, by operation (the reason is in the error, and in docs/dask.md):
 MAY_REFUSE = {

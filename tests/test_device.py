@@ -22,7 +22,7 @@ import test_rules_utility
 from test_rules import CUPY_SKIP, DEVICES, check, host, namespace_of, no_synchronize, on
 
 import trackerlab as tl
-from trackerlab import _backend
+from trackerlab.backends import arrays as _backend
 
 FAMILY_CASES = {
     "indexing": test_rules_indexing.CASES,

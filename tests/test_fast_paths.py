@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.walk import Walk, _count_uses
+from trackerlab.core.walk import Walk, _count_uses
 
 
 def test_a_node_also_used_off_the_walked_tape_is_released_by_its_walked_use():
@@ -123,7 +123,7 @@ def test_recording_keeps_ref_counts_and_settings_out_of_the_tape():
 
 
 def test_operations_is_a_read_only_view():
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     ops = operations()
     assert ops["sin"] is tl.sin

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab._checks import check_sent
-from trackerlab._pullbacks import _pullback
-from trackerlab.ops import operations
+from trackerlab.core.pullbacks import _pullback
+from trackerlab.core.validation import check_sent
+from trackerlab.ops.registry import operations
 
 FITTING = sorted(name for name, op in operations().items() if op.fits is not None and op.fits is op.rule)
 
@@ -92,7 +92,7 @@ def test_a_replaced_fitting_rule_is_checked_again(monkeypatch):
 
 
 def test_register_rules_refuses_a_fitting_name_without_a_rule():
-    from trackerlab.ops import register_rules
+    from trackerlab.ops.registry import register_rules
 
     with pytest.raises(KeyError, match="fitting names \\['nonsense'\\]"):
         register_rules("elementwise", {}, fitting=("nonsense",))

@@ -61,7 +61,7 @@ def cases(family: str) -> list:
 
 
 def _op(name):
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     return operations()[name]
 
@@ -155,7 +155,7 @@ def test_every_rule_gives_the_parameters_dtype_and_the_forwards_precision(family
 
 
 def test_the_probe_covers_every_family_with_rules():
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     families = {op.family for op in operations().values() if op.rule is not None and op.family}
     covered = {family for family in FAMILIES if cases(family)}

@@ -148,14 +148,14 @@ def test_an_unknown_language_is_an_error_naming_the_choices():
     with pytest.raises(ValueError, match="unknown language 3"):
         tl.set_language(3)
     tl.set_language("ja-JP")  # a region is accepted, and English is the default after
-    assert tl._language.language() == "ja"
+    assert tl.presentation.language.language() == "ja"
 
 
 def test_set_language_does_not_import_the_notebook_layer_and_reads_the_environment():
     code = (
         "import sys, trackerlab as tl\n"
         "assert not [m for m in sys.modules if m.startswith('trackerlab.notebook')]\n"
-        "from trackerlab._language import _, language\n"
+        "from trackerlab.presentation.language import _, language\n"
         "print(language(), _('pending'))\n"
         "tl.set_language('en')\n"
         "assert not [m for m in sys.modules if m.startswith(('trackerlab.notebook', 'IPython', 'matplotlib'))]\n"

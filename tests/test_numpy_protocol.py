@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab import numpy_protocol
+from trackerlab.ops import numpy_protocol
 from trackerlab.rules import functions
 
 rng = np.random.default_rng(0)

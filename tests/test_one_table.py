@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import trackerlab as tl
-from trackerlab import numpy_protocol
+from trackerlab.ops import numpy_protocol
 from trackerlab.rules import FAMILIES, functions
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

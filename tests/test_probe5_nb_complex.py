@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import trackerlab as tl
-from trackerlab._text import number, summary
+from trackerlab.presentation.text import number, summary
 
 
 def test_the_stepper_text_gives_complex_sensitivities_with_both_parts():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import trackerlab as tl
-from trackerlab._order import numbering
+from trackerlab.presentation.numbering import numbering
 
 
 def _layers(n=15):

@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 
 import trackerlab as tl
-from trackerlab._text import summary
 from trackerlab.notebook.html import html_repr
+from trackerlab.presentation.text import summary
 
 
 def _log_tape():

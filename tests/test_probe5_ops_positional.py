@@ -11,7 +11,7 @@ import pytest
 from differences import differences
 
 import trackerlab as tl
-from trackerlab.ops import _OPS
+from trackerlab.ops.registry import _OPS
 
 RNG = np.random.default_rng(20261123)
 

@@ -24,7 +24,7 @@ def test_a_small_change_of_one_number_of_a_large_constant_is_refused(dtype, shap
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.complex64])
 @pytest.mark.parametrize("size", [1023, 1024, 1025, 2048, 3 * 1024 + 5, 40_000])
 def test_fingerprints_move_on_one_number_a_swap_and_a_row_permutation(dtype, size):
-    from trackerlab import _guard
+    from trackerlab.core import guard as _guard
 
     rng = np.random.default_rng(size)
     flat = (rng.random(size) * 100 + 1).astype(dtype)

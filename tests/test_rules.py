@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trackerlab as tl
-from trackerlab.ops import operations
+from trackerlab.ops.registry import operations
 from trackerlab.rules import FAMILIES
 
 HERE = pathlib.Path(__file__).parent

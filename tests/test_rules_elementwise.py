@@ -17,7 +17,7 @@ from test_rules import (
 )
 
 import trackerlab as tl
-from trackerlab.ops import operations
+from trackerlab.ops.registry import operations
 
 UNARY = {
     "negative": REAL,

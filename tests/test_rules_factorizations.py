@@ -16,7 +16,7 @@ WEIGHTS33 = np.arange(9.0).reshape(3, 3) - 4.0
 
 def like(value, constant):
     """A NumPy test constant on the backend of ``value`` (so the cases run on device arrays too)."""
-    from trackerlab._backend import namespace
+    from trackerlab.backends.arrays import namespace
 
     return namespace(tl.data(value)).asarray(constant)
 

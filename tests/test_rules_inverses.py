@@ -7,7 +7,7 @@ from test_rules import check, rand, ruled
 from test_rules_linalg import BSQ, M34, SQ, v3
 
 import trackerlab as tl
-from trackerlab._backend import namespace
+from trackerlab.backends.arrays import namespace
 
 
 def spd(a):

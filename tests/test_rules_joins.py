@@ -5,7 +5,7 @@ import pytest
 from test_rules import case_tests, rand
 
 import trackerlab as tl
-from trackerlab.ops import operations
+from trackerlab.ops.registry import operations
 from trackerlab.rules._util import Each
 
 A = rand(2, 3)

@@ -575,7 +575,7 @@ def test_ipython_shows_the_widget_then_its_html_copy():
 def test_a_product_that_disagrees_with_what_the_walk_sent_is_not_shown(monkeypatch):
     """The worked products are checked against the engine: with ``sin``'s rule 1% off, the stepper shows
     the value the walk sent, and no product (which would have said cos(x), not what the engine did)."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     sin = operations()["sin"]
     monkeypatch.setattr(sin, "rule", (lambda g, ans, x: g * tl.cos(x) * 1.01,))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab._recording import RECORDING
+from trackerlab.core.recording import RECORDING
 from trackerlab.rules import functions
 
 LOST = "tracking would be lost"

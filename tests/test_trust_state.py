@@ -342,7 +342,7 @@ def test_no_grad_in_one_thread_never_stops_recording_in_another():
 
 def test_the_fast_check_of_recording_counts_every_thread_with_recording_off():
     # Operations ask one flag, true while no thread has recording off, before the thread's own state.
-    from trackerlab._recording import EVERY_THREAD, RECORDING
+    from trackerlab.core.recording import EVERY_THREAD, RECORDING
 
     x = tl.param(2.0)
     assert EVERY_THREAD.recording and EVERY_THREAD.off == 0

@@ -174,8 +174,8 @@ def test_the_walk_is_the_only_walk():
 
 
 def test_a_tool_built_on_the_walk_gets_its_steps_and_its_own_name_in_errors():
-    """``walk.steps_for`` (the stepper's entry): the steps of ``backprop_steps``, errors naming the tool."""
-    from trackerlab.walk import steps_for
+    """``core.walk.steps_for`` (the stepper's entry): the steps of ``backprop_steps``, errors naming the tool."""
+    from trackerlab.core.walk import steps_for
 
     x, w = tl.param(0.5), tl.param([1.0, -2.0])
     y = tl.sum(tl.tanh(w * x) * w)

@@ -7,17 +7,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ._backend import NDARRAY, REAL_SCALARS, namespace, shape_of
-from ._checks import check_loss, check_numbers, check_replayed
-from ._grads import accumulate
-from ._guard import Verified
-from ._plain import ZERO_GRAD, _lock, _zeros_like
-from ._recording import RECORDING
-from .lazy import land, lazy_in
-from .ops import _holds_tracked, operations
+from .backends.arrays import NDARRAY, REAL_SCALARS, namespace, shape_of
+from .backends.dask import land, lazy_in
+from .core.grads import accumulate
+from .core.guard import Verified
+from .core.plain import ZERO_GRAD, _lock, _zeros_like
+from .core.recording import RECORDING
+from .core.tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .core.validation import check_loss, check_numbers, check_replayed
+from .core.walk import Walk, _count_uses
+from .ops.registry import _holds_tracked, operations
 from .params import Grads, Params, update_, zero_grad_
-from .tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
-from .walk import Walk, _count_uses
 
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "update_", "zero_grad_"]
 
@@ -168,7 +168,7 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, v
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
     walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
-    constants it compared (``_guard.Verified``). ``wanted`` may hold a computed value (``Params([W, h])`` with
+    constants it compared (``core.guard.Verified``). ``wanted`` may hold a computed value (``Params([W, h])`` with
     ``h = W * 3``): it gets the sensitivity that arrived at it."""
     wanted = set(wanted)
     found = {}

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ._backend import library_name, namespace
-from ._checks import check_loss, check_numbers
-from ._recording import RECORDING
 from .api import _NESTED, forward
-from .ops import operations
-from .tracked import _TrackedValue, data, param
+from .backends.arrays import library_name, namespace
+from .core.recording import RECORDING
+from .core.tracked import _TrackedValue, data, param
+from .core.validation import check_loss, check_numbers
+from .ops.registry import operations
 
 __all__ = ["hessian", "jacobian"]
 

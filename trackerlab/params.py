@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from . import _text
-from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
-from ._grads import reset
-from ._plain import _lock, _setflags
-from ._precision import dtype_kind, dtype_name
-from .tracked import _changed, _TrackedValue, data, tracker
+from .backends.arrays import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
+from .core.grads import reset
+from .core.plain import _lock, _setflags
+from .core.precision import dtype_kind, dtype_name
+from .core.tracked import _changed, _TrackedValue, data, tracker
+from .presentation import text
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]
 
@@ -57,7 +57,7 @@ class Params:
         return self._values[i]
 
     def __repr__(self) -> str:
-        return _text.params_repr(self)
+        return text.params_repr(self)
 
 
 class Grads:
@@ -89,7 +89,7 @@ class Grads:
         return [self._grads[p.tracker] for p in self.params]
 
     def __repr__(self) -> str:
-        return _text.grads_repr(self)
+        return text.grads_repr(self)
 
 
 

@@ -10,7 +10,7 @@ import functools
 import inspect
 from collections.abc import Callable
 
-from ..ops import as_operand
+from ..ops.registry import as_operand
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
 # operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
@@ -65,7 +65,7 @@ def composite(family: str, name: str | None = None):
 
 def _operand_first(f):
     """``f`` itself, or, when its first argument is an array ``x``, ``f`` taking a list or tuple there as
-    the operations do: one tracked array if it holds tracked values (see ``ops.as_operand``)."""
+    the operations do: one tracked array if it holds tracked values (see ``ops.registry.as_operand``)."""
     if next(iter(inspect.signature(f).parameters), None) != "x":
         return f
 

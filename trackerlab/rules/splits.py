@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..ops import defop, register_rules
+from ..ops.registry import defop, register_rules
 from ._util import composite, integer, wrapper
 from ._util import shape as shape_of
 from .shape import pad, take_slice

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import functools
 
-from .._backend import shape_of
-from .._checks import check_replayed
-from .._recording import RECORDING, no_grad
 from ..api import forward
-from ..custom_rules import grad_rule, primitive
-from ..ops import defop, register_rules
-from ..tracked import Tracked, _next_epoch, _TrackedValue, data
+from ..backends.arrays import shape_of
+from ..core.recording import RECORDING, no_grad
+from ..core.tracked import Tracked, _next_epoch, _TrackedValue, data
+from ..core.validation import check_replayed
+from ..ops.custom import grad_rule, primitive
+from ..ops.registry import defop, register_rules
 
 identity = defop("identity", lambda x: x, family="utility")
 register_rules("utility", {"identity": (lambda g, ans, x: g,)})

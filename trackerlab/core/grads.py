@@ -1,7 +1,7 @@
 """The ``.grad`` arrays of parameters: ``back_``'s accumulation into them and ``zero_grad_``'s reset.
 
 Both reuse an array where no code holds it, which no one can tell from making a new one. ``zero_grad_``
-leaves zeros not yet made (``_plain._Zeros``, holding the old ``.grad`` if nothing else held it), and
+leaves zeros not yet made (``core.plain._Zeros``, holding the old ``.grad`` if nothing else held it), and
 ``back_`` keeps the walk's fresh sensitivity as such a ``.grad`` (zeros plus it is itself), or as a lone
 ``.grad``, with the sum in it; the zeros are made, in the old array, only if ``.grad`` is read first. The step's
 large arrays then live on instead of being freed and made again, which keeps the C allocator from returning
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import sys
 
-from . import _nodes
-from ._backend import NDARRAY, NUMPY_FLOAT64, shape_of
-from ._checks import check_separate_grads
-from ._plain import GRADS_LOCK, ZERO_GRAD, _copy_plain, _made, _Zeros
+from ..backends.arrays import NDARRAY, NUMPY_FLOAT64, shape_of
+from . import tape
+from .plain import GRADS_LOCK, ZERO_GRAD, _copy_plain, _made, _Zeros
+from .validation import check_separate_grads
 
 # NumPy lets other threads run while it adds large arrays: two back_ calls adding into one .grad at once
 # would each read the old total, and one contribution would be lost (reading a reset .grad, which makes
@@ -38,7 +38,7 @@ def accumulate(found, who: str) -> None:
                     f"{who}: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
                     f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
                 )
-        if len(found) > 1 and _nodes._GRADS_GIVEN:  # only a .grad given by hand can share memory
+        if len(found) > 1 and tape._GRADS_GIVEN:  # only a .grad given by hand can share memory
             check_separate_grads([node for node, _ in found])
         # (this loop stays in the frame of the one above, which it rebinds: no stale name holds an array
         # when the counts are read)

@@ -1,16 +1,16 @@
 """Operations: the ``Op`` type that records itself on the tape, the reading of list operands as arrays, and
 the registry that ``supported_operations`` reads (custom rules, ``track`` and ``grad_rule``, build on it
-in ``custom_rules.py``)."""
+in ``ops/custom.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ._backend import namespace
-from ._recording import EVERY_THREAD, RECORDING
-from .lazy import involved, refusal
-from .tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
+from ..backends.arrays import namespace
+from ..backends.dask import involved, refusal
+from ..core.recording import EVERY_THREAD, RECORDING
+from ..core.tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
 
 __all__ = ["Op", "defop", "register_rules", "supported_operations"]
 
@@ -278,7 +278,7 @@ def _record(op: Op, args, kwargs):
     """Run ``op`` on the plain values of ``args`` and record the call on the tape.
 
     The hot path of every recorded operation: one pass over the arguments, the forward run, and the
-    node and its wrapper made without ``__init__`` calls (see ``_nodes._new``).
+    node and its wrapper made without ``__init__`` calls (see ``core.tape._new``).
     """
     n = len(args) if op.arity is None else op.arity
     if kwargs:

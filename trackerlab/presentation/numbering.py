@@ -3,8 +3,8 @@ name nodes by this order, and ``check_tape`` checks them in it, so a report and 
 
 from __future__ import annotations
 
-from .ops import Op
-from .tracked import Tracked
+from ..core.tracked import Tracked
+from ..ops.registry import Op
 
 __all__ = ["numbering"]
 

@@ -12,7 +12,7 @@ each chosen for its place (``compact``): the tape's boxes and tables write whole
 floats (``17.0``), so a sensitivity reads as the float the walk sent.
 
 The records are read by their attributes (a tracked value's ``.tracker``, a node's ``.f`` and
-``.isleaf``), so this module imports nothing of the engine: it sits below ``tracked``, which prints
+``.isleaf``), so this module imports nothing of the engine: it sits below ``core.tracked``, which prints
 itself with it.
 """
 
@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from ._backend import is_lazy as _lazy  # a dask array is described by its shape and chunks, never computed here
-from ._backend import to_host
-from ._language import _, ngettext
+from ..backends.arrays import is_lazy as _lazy  # a dask array is described by its shape and chunks, never computed here
+from ..backends.arrays import to_host
+from .language import _, ngettext
 
 INLINE = 16  # arrays with at most this many elements are written out in full inside other reprs
 

@@ -1,12 +1,13 @@
 """Plain values as the tape keeps them: NumPy arrays made read-only, copies that share no memory, zeros of
-a value's shape, and what a parameter holds. The tape (``_nodes.py``), the tracked values (``tracked.py``) and the
-API build on it; the caller's arrays the tape keeps as constants are guarded in ``_guard.py``."""
+a value's shape, and what a parameter holds. The tape (``core/tape.py``), the tracked values
+(``core/tracked.py``) and the API build on it; the caller's arrays the tape keeps as constants are guarded
+in ``core/guard.py``."""
 
 from __future__ import annotations
 
 import threading
 
-from ._backend import NDARRAY, namespace
+from ..backends.arrays import NDARRAY, namespace
 
 _setflags = NDARRAY.setflags
 
@@ -82,10 +83,10 @@ def _numpy_zeros():
 _ZEROS = None
 
 
-# ``.grad``'s storage (``tracked.Tracked.grad`` reads it, ``_grads`` accumulates into it). A parameter's
+# ``.grad``'s storage (``core.tracked.Tracked.grad`` reads it, ``core.grads`` accumulates into it). A parameter's
 # gradient that is all zeros (a new parameter's, one reset by ``zero_grad_`` or ``update_``) is not made until
 # someone reads it: the node's ``_grad`` slot holds ``_Zeros`` instead, and ``back_`` keeps the walk's fresh
-# sensitivity as the ``.grad`` where it may (``_grads.accumulate``), skipping both the zeroing and the addition.
+# sensitivity as the ``.grad`` where it may (``core.grads.accumulate``), skipping both the zeroing and the addition.
 # Reading ``node.grad`` (or ``x.grad``, ``tl.grad(x)``) makes the zeros then, once, and stores them, so whoever
 # holds that array sees ``back_`` accumulate into it as before.
 GRADS_LOCK = threading.Lock()  # one thread makes a reset .grad or accumulates into a .grad at a time
@@ -93,7 +94,7 @@ GRADS_LOCK = threading.Lock()  # one thread makes a reset .grad or accumulates i
 
 class _Zeros:
     """A ``.grad`` of zeros of its parameter's shape and dtype, not yet made. ``spare`` is the array the
-    ``.grad`` held before its reset, which nothing else held (``_grads.reset`` tests it): it becomes the
+    ``.grad`` held before its reset, which nothing else held (``core.grads.reset`` tests it): it becomes the
     zeros, filled then, unless ``back_`` replaces it first; until then it keeps the step's memory in use,
     as a ``.grad`` zeroed in place did (freeing it would let the C allocator trim its heap every step)."""
 

@@ -1,26 +1,27 @@
 """The one walk: back-propagation over the tape, one node at a time in the engine's real order.
 
 ``Walk`` is the loop (Kahn's algorithm over a local count of each node's uses, so tapes of any depth work):
-it hands each node to ``_pullbacks.sensitivities`` for what it sends to its arguments, sums what arrives, and
+it hands each node to ``core.pullbacks.sensitivities`` for what it sends to its arguments, sums what arrives, and
 yields ``(node, g, sent)``. ``back_``, ``forward``'s backpropagator and ``gradient`` read it directly;
 ``backprop_steps`` (the stepper widget and the graph highlighting) reads it through ``_shown_steps``, which
 makes ``Step`` records with what is pending and read-only views of the arrays. Every piece of a walk's state
 belongs to its ``Walk``: running it twice gives the same steps, and an error half way leaves the tape as it
-was. What it checks on the way (the seed, saved values changed since recording) is in ``_checks.py``.
+was. What it checks on the way (the seed, saved values changed since recording) is in ``core/validation.py``.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from . import _nodes, _text
-from ._backend import NDARRAY, NUMPY_FLOAT64, namespace
-from ._checks import changed_arguments, check_constants, check_fresh, reworded, seed, stale_argument
-from ._guard import Verified
-from ._precision import in_dtype_of
-from ._pullbacks import sensitivities
-from ._recording import ANOMALY
+from ..backends.arrays import NDARRAY, NUMPY_FLOAT64, namespace
+from ..presentation import text
+from . import tape
+from .guard import Verified
+from .precision import in_dtype_of
+from .pullbacks import sensitivities
+from .recording import ANOMALY
 from .tracked import Tracked, _TrackedValue
+from .validation import changed_arguments, check_constants, check_fresh, reworded, seed, stale_argument
 
 __all__ = ["LEAF", "Step", "Walk", "backprop_steps"]
 
@@ -55,7 +56,7 @@ class Step:
         return self.node.isleaf
 
     def __repr__(self) -> str:
-        return _text.step_repr(self)
+        return text.step_repr(self)
 
 
 def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
@@ -115,7 +116,7 @@ class Walk:
     ``who`` names the caller in errors (``back_: y has shape ...``). With ``nest`` the pullbacks run on
     tracked values (the caller records them). ``uses`` is ``_count_uses(root, stop)`` where the caller has
     counted them already (``forward``, which asks the same pass a question of its own), and ``verified``
-    what that pass read of the constants it compared (``_guard.Verified``), where it kept it. The state of
+    what that pass read of the constants it compared (``core.guard.Verified``), where it kept it. The state of
     the pass (``waiting``: the sensitivities summed so far; ``ready``: the nodes whose uses are all done)
     belongs to this object, so each walk starts afresh.
     """
@@ -137,7 +138,7 @@ class Walk:
         self.uses = uses
         # A recorded walk lends what its first pass verified of the caller's constants to its built-in
         # pullbacks: the nodes they record with a view of one (``A.T @ g`` for the forward's ``A @ x``) are
-        # guarded against the values the forward pass used, which the pass has just compared (``_guard``)
+        # guarded against the values the forward pass used, which the pass has just compared (``core.guard``)
         self.lend = verified if nest and verified is not None and verified.entries else None
         self.check = ANOMALY.checker(root, g) if ANOMALY.active else None  # detect_anomaly: NaN or Inf raises
         self.waiting = {root: g}
@@ -162,9 +163,9 @@ class Walk:
         waiting, ready = self.waiting, self.ready
         pop, push = ready.popleft, ready.append
         nothing = _NOTHING
-        latest = _nodes._EPOCH
+        latest = tape._EPOCH
         while ready:
-            if _nodes._EPOCH != latest:  # a hook, or code between the steps, changed a parameter (update_)
+            if tape._EPOCH != latest:  # a hook, or code between the steps, changed a parameter (update_)
                 latest = _refuse_stale(ready, waiting, stop)
             node = pop()
             g = waiting.pop(node, nothing)
@@ -229,7 +230,7 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
     the wrong point. A node recorded since the latest change anywhere (most nodes) cannot be stale. So
     does a node whose constant array of the caller's was changed in place since (its ``guard``, ``None`` on
     almost every node); each memory is read once (``A`` and ``A.T``), and ``verified``, where given, keeps what
-    was read for the walk to lend (``_guard.Verified``).
+    was read for the walk to lend (``core.guard.Verified``).
 
     With a list ``reached``, the pass also notes in it each leaf (and ``stop`` node) it reaches, and ``None``
     for each node with a custom pullback: whether the tape is self-contained, which ``forward`` asks
@@ -238,7 +239,7 @@ def _count_uses(root: Tracked, stop, reached: list | None = None, verified: Veri
     uses = {}
     stack = [root]
     push = stack.append
-    latest = _nodes._EPOCH
+    latest = tape._EPOCH
     while stack:
         node = stack.pop()
         if node.isleaf:
@@ -283,7 +284,7 @@ def _refuse_stale(ready, waiting, stop) -> int:
     if an argument of one of them changed after it was recorded: a hook or custom pullback, or code between
     the steps of ``backprop_steps``, changed a parameter (``update_``, ``x.data = v``) while the walk ran, and
     the pullbacks still to run would read the new value. Returns the epoch now checked."""
-    latest = _nodes._EPOCH
+    latest = tape._EPOCH
     stack = [n for n in (*ready, *waiting) if type(n) is Tracked]
     seen = set(stack)
     while stack:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._backend import namespace, shape_of, to_host
-from ._precision import dtype_kind
-from ._recording import RECORDING
-from .api import forward
-from .rules.reductions import sum as _sum
-from .tracked import data, istracked, tracker
-from .walk import LEAF, Walk
+from ..api import forward
+from ..backends.arrays import namespace, shape_of, to_host
+from ..core.precision import dtype_kind
+from ..core.recording import RECORDING
+from ..core.tracked import data, istracked, tracker
+from ..core.walk import LEAF, Walk
+from ..rules.reductions import sum as _sum
 
 __all__ = ["check_grads"]
 
@@ -130,7 +130,7 @@ class _Level:
         return total
 
     def gradients(self, xs) -> list:
-        """The gradient of ``scalar`` at ``xs`` by one walk of the tape (the engine's own, ``walk.Walk``).
+        """The gradient of ``scalar`` at ``xs`` by one walk of the tape (the engine's own, ``core.walk.Walk``).
 
         ``forward`` records the call (plain ``xs`` become leaves, tracked ones are reached through a
         recorded identity); the walk is plain for plain ``xs``, nested for tracked ones. An argument the

@@ -1,18 +1,18 @@
 """One node's step of the walk: what its rule, ``Each`` rule or custom pullback sends to each argument for the
 sensitivity that arrived (``sensitivities``), on plain values or, in a recorded walk (``nest``), on tracked ones,
-checked to fit the arguments. The walk (``walk.py``) decides the order and sums what arrives.
+checked to fit the arguments. The walk (``core/walk.py``) decides the order and sums what arrives.
 """
 
 from __future__ import annotations
 
-from ._backend import NDARRAY, REAL_SCALARS, defers
-from ._checks import check_sent
-from ._first_order import FirstOrder, first_order_only
-from ._guard import VERIFIED
-from ._plain import _setflags
-from ._precision import in_dtype_of, in_result_precision
-from ._recording import RECORDING
+from ..backends.arrays import NDARRAY, REAL_SCALARS, defers
+from .first_order import FirstOrder, first_order_only
+from .guard import VERIFIED
+from .plain import _setflags
+from .precision import in_dtype_of, in_result_precision
+from .recording import RECORDING
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
+from .validation import check_sent
 
 
 def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
@@ -21,7 +21,7 @@ def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
 
     The pullback is the node's custom one (``grad_rule``, ``hook``, ...) or its operation's rule (one per
     argument, or an ``Each`` rule for all of them). ``nest``: the walk is recorded, so the pullback runs on
-    tracked values; ``lend``: what that walk verified of the caller's constants (``_guard.Verified``).
+    tracked values; ``lend``: what that walk verified of the caller's constants (``core.guard.Verified``).
     A rule whose table declares that it fits its arguments (``Op.fits``: elementwise rules, those summed back
     by ``unbroadcast``) is not checked. Plain unary and binary calls without settings (most nodes of any
     tape) skip the general path.

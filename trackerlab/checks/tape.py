@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import math
 
-from ._backend import namespace, shape_of
-from ._checks import check_constants
-from ._order import numbering
-from ._recording import no_grad
-from .anomaly import _place, recorded_at
-from .custom_rules import _CUSTOM_RULES, _rule_key
-from .ops import Op
-from .rules._util import UndefinedGradient
-from .rules.utility import hook, nobacksies
-from .tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
-from .testing import _float64, _inner, _random_like
-from .tracked import Tracked, _TrackedValue, data
+from ..anomaly import _place, recorded_at
+from ..backends.arrays import namespace, shape_of
+from ..core.recording import no_grad
+from ..core.tracked import Tracked, _TrackedValue, data
+from ..core.validation import check_constants
+from ..ops.custom import _CUSTOM_RULES, _rule_key
+from ..ops.registry import Op
+from ..presentation.numbering import numbering
+from ..rules._util import UndefinedGradient
+from ..rules.utility import hook, nobacksies
+from ..tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
+from .grads import _float64, _inner, _random_like
 
 __all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import threading
 
-from ._backend import NDARRAY, namespace
-from ._plain import _setflags
+from ..backends.arrays import NDARRAY, namespace
+from .plain import _setflags
 
 # The caller's own arrays used as constants (``x * c``, ``X @ w``, ``x[idx]``). Pullbacks read them when the
 # backward pass runs, so a change in place in between would give the gradient at the new values. A
 # writeable NumPy constant is copied when small (the copy is what the tape keeps, read-only: exact); a large
 # one stays the caller's, with a fingerprint of its contents that the walk compares before any pullback
-# runs (``_checks.check_constants``). Read-only arrays (the tape's own values) are kept as they are; other
+# runs (``core.validation.check_constants``). Read-only arrays (the tape's own values) are kept as they are; other
 # libraries' arrays are not seen (dask's are immutable; a fingerprint of a device array needs the host).
 #
 # A fingerprint is a function of the memory an array covers, so ``A`` and ``A.T`` have the same one, and the

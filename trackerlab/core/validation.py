@@ -1,6 +1,6 @@
 """What differentiation checks at its edges: the starting sensitivity ``Δ`` (``seed``), saved values changed
 since they were recorded, what each pullback sent, and how a failure inside a pullback is reworded to name
-the operation. The walk (``walk.py``) calls these; only ``seed`` runs on every walk, the others only when a
+the operation. The walk (``core/walk.py``) calls these; only ``seed`` runs on every walk, the others only when a
 fast test in the walk has found something to look at. And what ``f`` returned to ``gradient``, ``forward``
 and their kin (``check_numbers``, ``check_loss``), and that running it again for a backward pass gave the
 same value (``check_replayed``)."""
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from ._backend import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
-from ._guard import Verified, changed_constant
-from ._plain import _copy_plain
-from ._precision import _in_precision, _is_complex, _kind_name, dtype_kind, dtype_name
-from .lazy import involved, refusal
+from ..backends.arrays import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
+from ..backends.dask import involved, refusal
+from .guard import Verified, changed_constant
+from .plain import _copy_plain
+from .precision import _in_precision, _is_complex, _kind_name, dtype_kind, dtype_name
 from .tracked import Tracked, _TrackedValue, data
 
 # ----------------------------------------------------------------------------------------------------
@@ -115,9 +115,9 @@ def stale_argument(node: Tracked, i: int, how: str) -> RuntimeError:
 
 
 def check_constants(node: Tracked, verified: Verified | None = None) -> None:
-    """Raise if a constant array of the caller's that ``node`` keeps (its ``guard``, see ``_guard._guarded``)
+    """Raise if a constant array of the caller's that ``node`` keeps (its ``guard``, see ``core.guard._guarded``)
     was changed in place after ``node`` was recorded: its pullback would compute the gradient at the new
-    values. ``verified`` holds what this pass of checks has read already (``_guard.Verified``)."""
+    values. ``verified`` holds what this pass of checks has read already (``core.guard.Verified``)."""
     for entry in node.guard:
         if changed_constant(entry, verified):
             name = node.f.name

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from ._backend import NDARRAY, REAL_SCALARS, is_lazy, namespace
+from .arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
 
 __all__ = ["compute", "is_lazy", "progress"]
 
@@ -99,8 +99,8 @@ def land(pairs: list, who: str) -> list:
     """``(node, sensitivity)`` pairs with the lazy sensitivities of in-memory parameters computed, all in
     one compute; a lazy parameter keeps its lazy sensitivity. A tracked sensitivity (a nested walk's) keeps
     its node, which then holds the computed value. A failure leaves nothing changed."""
-    from ._plain import _lock
-    from .tracked import _TrackedValue
+    from ..core.plain import _lock
+    from ..core.tracked import _TrackedValue
 
     wanted = []
     for i, (node, s) in enumerate(pairs):
@@ -131,7 +131,7 @@ def land(pairs: list, who: str) -> list:
 def involved(values) -> bool:
     """Whether a failed operation had lazy values among ``values`` (plain or tracked, in lists too): its
     error is then explained as a refusal (``refusal``). Only error paths call this."""
-    from .tracked import Tracked, _TrackedValue
+    from ..core.tracked import Tracked, _TrackedValue
 
     for value in values:
         if isinstance(value, list | tuple):

@@ -1,20 +1,20 @@
 """The tape: its nodes (``Tracked``, and ``Call``, one tape entry), the epoch that dates them, and ``_new``,
 the one place that records a node.
 
-The wrappers users hold (``TrackedReal``, ``TrackedArray``) and Flux's accessors are in ``tracked.py``, above
+The wrappers users hold (``TrackedReal``, ``TrackedArray``) and Flux's accessors are in ``core/tracked.py``, above
 this module, which hands its classes down here as soon as they exist (``_hand_down``): ``_new`` and
-``_wrap`` make wrappers, and ``Call`` unwraps them. Whether recording is on lives in ``_recording.py``; the
-plain values the tape keeps, in ``_plain.py``."""
+``_wrap`` make wrappers, and ``Call`` unwraps them. Whether recording is on lives in ``core/recording.py``; the
+plain values the tape keeps, in ``core/plain.py``."""
 
 from __future__ import annotations
 
 import threading
 
-from . import _text
-from ._backend import NDARRAY, REAL_SCALARS
-from ._guard import _guarded
-from ._plain import GRADS_LOCK, _made, _setflags, _Zeros
-from ._recording import ANOMALY
+from ..backends.arrays import NDARRAY, REAL_SCALARS
+from ..presentation import text
+from .guard import _guarded
+from .plain import GRADS_LOCK, _made, _setflags, _Zeros
+from .recording import ANOMALY
 
 __all__ = ["Call", "Tracked"]
 
@@ -22,7 +22,7 @@ __all__ = ["Call", "Tracked"]
 # Changes after the forward pass. Pullbacks read the values saved on the tape when the backward pass
 # runs, so none may change in between. NumPy arrays the tape saves are made read-only when recorded;
 # a leaf changed the sanctioned ways (``update_``, the ``x.data = v`` setter) gets a new epoch, and the
-# walk refuses a node recorded before an argument's last change (``walk._count_uses``).
+# walk refuses a node recorded before an argument's last change (``core.walk._count_uses``).
 
 _EPOCH = 0  # the number of leaf changes so far; each call remembers the value when it was recorded
 _EPOCH_LOCK = threading.Lock()
@@ -95,7 +95,7 @@ class Call:
         return self.func(*(data(a) for a in self.args), **self.kwargs)
 
     def __repr__(self) -> str:
-        return _text.call_repr(self)
+        return text.call_repr(self)
 
 
 def _name_of(func) -> str:
@@ -158,7 +158,7 @@ class Tracked:
     ``.ref`` counts how many recorded calls took this node as an argument (the walk reads it: a node
     with ``ref == 1`` has one use), and ``.data`` is the plain value. ``.guard`` is ``None``, except on a
     node that keeps a large writeable NumPy array of the caller's as a constant argument: then it holds a
-    fingerprint of that array, which the walk compares before any pullback runs (``_guard._guarded``).
+    fingerprint of that array, which the walk compares before any pullback runs (``core.guard._guarded``).
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
@@ -211,7 +211,7 @@ class Tracked:
         return _wrap(self)
 
     def __repr__(self) -> str:
-        return _text.tracked_repr(self)
+        return text.tracked_repr(self)
 
 
 def _wrap(node: Tracked):
@@ -238,7 +238,7 @@ def _new(op, args: tuple, kwargs, out, back=None):
     holds its call's fields) and its wrapper are made with ``__new__`` and slot stores, which costs a
     third of ``__init__``. A constant that the caller could change in place before the backward pass (a
     writeable NumPy array, a list, or a tuple or keyword holding one) is copied or fingerprinted
-    (``_guard._guarded``); a number or a read-only array costs a type test or two.
+    (``core.guard._guarded``); a number or a read-only array costs a type test or two.
     """
     mutable = False  # whether a constant may need guarding: ``_guarded`` decides, and copies or fingerprints
     for arg in args:
@@ -285,7 +285,7 @@ _tracked_new = Tracked.__new__
 
 
 # ----------------------------------------------------------------------------------------------------
-# The wrappers and ``data``, handed down by ``tracked.py`` when it is imported (``import trackerlab`` does
+# The wrappers and ``data``, handed down by ``core/tracked.py`` when it is imported (``import trackerlab`` does
 # it before anything can be recorded).
 
 _TrackedValue = TrackedReal = TrackedArray = data = None
@@ -293,7 +293,7 @@ _array_new = _real_new = None
 
 
 def _hand_down(value_class: type, real_class: type, array_class: type, data_of) -> None:
-    """Give this module the tracked values' classes and ``data``, defined in ``tracked.py``."""
+    """Give this module the tracked values' classes and ``data``, defined in ``core/tracked.py``."""
     global _TrackedValue, TrackedReal, TrackedArray, data, _array_new, _real_new
     _TrackedValue, TrackedReal, TrackedArray, data = value_class, real_class, array_class, data_of
     _array_new = array_class.__new__

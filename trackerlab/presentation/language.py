@@ -12,7 +12,7 @@ from pathlib import Path
 __all__ = ["LANGUAGES", "_", "language", "ngettext", "set_language"]
 
 LANGUAGES = ("en", "ja", "zh")
-LOCALE_DIR = Path(__file__).parent / "notebook" / "locale"
+LOCALE_DIR = Path(__file__).parent.parent / "notebook" / "locale"
 DOMAIN = "trackerlab"
 
 _current: list = [None, gettext.NullTranslations()]  # [code, its translations]

@@ -1,17 +1,27 @@
 """Tracked values: the array-like wrappers users hold (``TrackedReal``, ``TrackedArray``) and Flux's accessors
 (``param``, ``data``, ``grad``, ``tracker``).
 
-The tape they stand for is in ``_nodes.py``: its nodes (``Tracked``, ``Call``), the epoch that dates them, and
-``_new``, the one place that records a node. Whether recording is on lives in ``_recording.py``; the plain
-values the tape keeps, in ``_plain.py``."""
+The tape they stand for is in ``core/tape.py``: its nodes (``Tracked``, ``Call``), the epoch that dates them, and
+``_new``, the one place that records a node. Whether recording is on lives in ``core/recording.py``; the plain
+values the tape keeps, in ``core/plain.py``."""
 
 from __future__ import annotations
 
 import operator
 
-from . import _nodes, _text
-from ._backend import FLOAT64, namespace
-from ._nodes import (  # noqa: F401  (_NO_KWARGS, _new, _next_epoch: the engine imports them from here too)
+from ..backends.arrays import FLOAT64, namespace
+from ..presentation import text
+from . import tape
+from .plain import (
+    ZERO_GRAD,
+    _copy_plain,
+    _leaf_value,
+    _lock,
+    _shape,
+    _Zeros,  # noqa: F401  (the lazily-zero .grad's marker: tests read it from here)
+)
+from .recording import RECORDING
+from .tape import (  # noqa: F401  (_NO_KWARGS, _new, _next_epoch: the engine imports them from here too)
     _NO_KWARGS,
     Call,
     Tracked,
@@ -22,15 +32,6 @@ from ._nodes import (  # noqa: F401  (_NO_KWARGS, _new, _next_epoch: the engine 
     _next_epoch,
     _wrap,
 )
-from ._plain import (
-    ZERO_GRAD,
-    _copy_plain,
-    _leaf_value,
-    _lock,
-    _shape,
-    _Zeros,  # noqa: F401  (the lazily-zero .grad's marker: tests read it from here)
-)
-from ._recording import RECORDING
 
 __all__ = [
     "Call",
@@ -47,7 +48,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------------
-# The public wrappers. Operators are bound in ``ops.py`` once the operations exist.
+# The public wrappers. Operators are bound in ``ops/registry.py`` once the operations exist.
 
 
 def _dtype_changed(grad, new) -> bool:
@@ -128,7 +129,7 @@ class _TrackedValue:
         return id(self.tracker)
 
     def __repr__(self) -> str:
-        return _text.value_repr(self)
+        return text.value_repr(self)
 
     def __format__(self, spec: str) -> str:
         """``f"{x}"`` is the repr; ``f"{x:.2f}"`` formats the plain number."""
@@ -143,7 +144,7 @@ class _TrackedValue:
         )
 
     def _repr_html_(self):
-        return _text.HTML_REPR(self)  # the notebook layer's, loaded on first use
+        return text.HTML_REPR(self)  # the notebook layer's, loaded on first use
 
     # Copying and pickling. A parameter is copied as PyTorch copies a leaf tensor: a new, independent
     # parameter with copies of the value and the gradient (never sharing the array, which ``update_``
@@ -339,4 +340,4 @@ def param(x):
     return _wrap(_leaf(value, ZERO_GRAD))
 
 
-_nodes._hand_down(_TrackedValue, TrackedReal, TrackedArray, data)
+tape._hand_down(_TrackedValue, TrackedReal, TrackedArray, data)

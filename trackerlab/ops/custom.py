@@ -8,11 +8,11 @@ import numbers
 import types
 from collections.abc import Callable
 
-from ._backend import NDARRAY
-from ._first_order import FirstOrder
-from ._recording import EVERY_THREAD, RECORDING
-from .ops import _SEQUENCES, Op, _holds_tracked, _record
-from .tracked import _new, _TrackedValue
+from ..backends.arrays import NDARRAY
+from ..core.first_order import FirstOrder
+from ..core.recording import EVERY_THREAD, RECORDING
+from ..core.tracked import _new, _TrackedValue
+from .registry import _SEQUENCES, Op, _holds_tracked, _record
 
 __all__ = ["grad_rule", "primitive", "track"]
 

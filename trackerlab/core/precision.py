@@ -3,8 +3,8 @@ rule's operands in the precision its forward computed in, and the dtype kinds th
 
 from __future__ import annotations
 
-from ._backend import namespace
-from .ops import operations
+from ..backends.arrays import namespace
+from ..ops.registry import operations
 from .tracked import _TrackedValue, data
 
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 import math
 import operator
 
+from ..core.recording import EVERY_THREAD, RECORDING
+from ..core.tracked import TrackedArray, _TrackedValue, data
+from ..rules import complex as C
+from ..rules import elementwise as E
+from ..rules import indexing as I
+from ..rules import linalg as L
+from ..rules import matrices as M
+from ..rules import reductions as R
+from ..rules import remainders as Q
+from ..rules import selection as P
+from ..rules import shape as S
+from ..rules._util import array, ns
 from . import numpy_protocol
-from ._recording import EVERY_THREAD, RECORDING
-from .ops import _SEQUENCES, Op, _record2, plain
-from .rules import complex as C
-from .rules import elementwise as E
-from .rules import indexing as I
-from .rules import linalg as L
-from .rules import matrices as M
-from .rules import reductions as R
-from .rules import remainders as Q
-from .rules import selection as P
-from .rules import shape as S
-from .rules._util import array, ns
-from .tracked import TrackedArray, _TrackedValue, data
+from .registry import _SEQUENCES, Op, _record2, plain
 
 
 def _binary(op):

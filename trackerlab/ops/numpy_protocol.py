@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .ops import plain
-from .rules import function as _function
-from .rules import functions as _functions
-from .rules._util import axes_of, shape
-from .tracked import _TrackedValue
+from ..core.tracked import _TrackedValue
+from ..rules import function as _function
+from ..rules import functions as _functions
+from ..rules._util import axes_of, shape
+from .registry import plain
 
 # ----------------------------------------------------------------------------------------------------
 # Ufuncs: NumPy's name → the tl function that records it
