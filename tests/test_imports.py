@@ -4,7 +4,7 @@ Every ``import`` counts, at the top of a module or inside a function: an import 
 to dodge a cycle is still a cycle. The graph holds trackerlab's own modules only, so the lazy imports of
 optional libraries (matplotlib, ipywidgets, networkx, IPython, dask) never enter it. Where a lower
 module needs something of a higher one, the higher one hands it down (``rules._util.Later``, the
-operation registry of ``ops``, ``_text.HTML_REPR``).
+operation registry of ``ops.registry``, ``presentation.text.HTML_REPR``).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_the_package_has_no_import_cycle():
 
 
 def test_the_engine_never_imports_the_notebook_layer():
-    """Only the package itself (its lazy ``__getattr__``, the HTML repr it hands to ``_text``) reaches up."""
+    """Only the package itself (its lazy ``__getattr__``, the HTML repr it hands to ``presentation.text``) reaches up."""
     graph = import_graph()
     engine = [m for m in graph if not m.startswith("trackerlab.notebook") and m != "trackerlab"]
     wrong = [f"{m} → {t}" for m in engine for t in graph[m] if t.startswith("trackerlab.notebook")]
@@ -142,25 +142,41 @@ def test_the_checker_sees_cycles(tmp_path, source, cyclic):
     assert bool(found) is cyclic, found
 
 
-# The engine's private names the notebook layer may use: gettext's ``_`` (the stepper drives the walk through
-# ``walk.steps_for``, so that it shows the engine's own steps: DESIGN, one walk).
-NOTEBOOK_MAY_USE = {"_"}
+def _engine_modules_imported(name: str, path) -> list[str]:
+    """The engine modules that the notebook module ``name`` (at ``path``) imports, as dotted names."""
+    package = name.split(".")[:-1] if path.name != "__init__.py" else name.split(".")
+    known = modules()
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.append(module)
+            found += [f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in known]
+    return [m for m in found if m.startswith("trackerlab") and not m.startswith("trackerlab.notebook")]
 
 
-def test_the_notebook_layer_imports_no_private_name_of_the_engine():
-    """It reads public engine data (``istracked``, ``Tracked``, …), not the engine's private classes."""
+def test_the_notebook_layer_imports_only_public_engine_modules():
+    """It reads the engine's public modules (``trackerlab.presentation``, ``trackerlab.core.tracked``, …), never
+    a private one (a module whose dotted name has a part starting with ``_``); the stepper drives the walk
+    through ``core.walk.steps_for``, so that it shows the engine's own steps (DESIGN: one walk)."""
     wrong = []
     for name, path in modules().items():
-        if not name.startswith("trackerlab.notebook"):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level >= 2:  # from ..module import name: the engine
-                wrong += [
-                    f"{name}: {alias.name} from {node.module}"
-                    for alias in node.names
-                    if alias.name.startswith("_") and alias.name not in NOTEBOOK_MAY_USE
-                ]
+        if name.startswith("trackerlab.notebook"):
+            for module in _engine_modules_imported(name, path):
+                if any(part.startswith("_") for part in module.split(".")):
+                    wrong.append(f"{name} imports {module}")
     assert not wrong
+
+
+def test_the_notebook_import_check_sees_a_private_module(tmp_path, monkeypatch):
+    """The check resolves relative imports, so a private engine module imported by the notebook is seen."""
+    path = tmp_path / "drawing.py"
+    path.write_text("from ..rules._util import shape\nfrom ..presentation import text\n")
+    found = _engine_modules_imported("trackerlab.notebook.drawing", path)
+    assert "trackerlab.rules._util" in found and "trackerlab.presentation.text" in found
 
 
 def test_every_later_name_is_bound_once_the_rules_are_loaded():
