@@ -199,3 +199,28 @@ def test_the_public_walk_has_only_public_options():
     assert list(inspect.signature(tl.backprop_steps).parameters) == ["y", "Δ", "nest", "stop"]
     with pytest.raises(TypeError):
         tl.backprop_steps(tl.param(2.0) * 3.0, _leaves_only=True)
+
+
+def test_recording_is_on_again_after_a_custom_pullback_that_raises():
+    """A plain walk runs custom pullbacks with recording off; an error in one leaves recording as it was."""
+
+    def twice(x):
+        return tl.data(x) * 2.0
+
+    @tl.grad_rule(twice)
+    def _twice(x):
+        def pullback(g):
+            assert not tl.istracked(tl.param(1.0) * 1.0)  # recording is off inside the pullback
+            raise ArithmeticError("broken pullback")
+
+        return tl.data(x) * 2.0, pullback
+
+    x = tl.param(3.0)
+    with pytest.raises(ArithmeticError, match="broken pullback"):
+        tl.back_(tl.track(twice, x))
+    assert tl.istracked(x * 2.0)
+    with tl.no_grad():
+        y = tl.forward(lambda x: tl.track(twice, x), 1.0)[0]  # forward records under no_grad too
+        with pytest.raises(ArithmeticError):
+            tl.back_(y)
+        assert not tl.istracked(x * 2.0)  # and off again where it was off

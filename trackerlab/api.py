@@ -12,7 +12,7 @@ from .backends.dask import land, lazy_in
 from .core.grads import accumulate
 from .core.guard import Verified
 from .core.plain import ZERO_GRAD, _lock, _zeros_like
-from .core.recording import RECORDING
+from .core.recording import RECORDING, recording
 from .core.tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers, check_replayed
 from .core.walk import Walk, _count_uses
@@ -151,17 +151,13 @@ def _copied(Δ):
 def _run(f: Callable, args) -> tuple[list, object]:
     """Fresh inputs for ``args`` and ``f``'s value at them, recorded (under ``no_grad`` too); ``float(x)``
     of a tracked ``x`` refuses while ``f`` runs, as the number would carry no gradient."""
-    state = RECORDING
-    before = state.on
-    if not before:
-        state.on = True
-    state.differentiating += 1
+    RECORDING.differentiating += 1
     try:
-        inputs = [_input(a) for a in args]
-        return inputs, f(*inputs)
+        with recording(True):
+            inputs = [_input(a) for a in args]
+            return inputs, f(*inputs)
     finally:
-        state.on = before
-        state.differentiating -= 1
+        RECORDING.differentiating -= 1
 
 
 def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
@@ -173,17 +169,13 @@ def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, v
     wanted = set(wanted)
     found = {}
     if nest:
-        state = RECORDING
-        before = state.on
-        if not before:
-            state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
-            for node, g, _ in _steps(Walk(y, Δ, who, nest=True, stop=stop, uses=uses, verified=verified), wanted):
-                if node in wanted:
-                    found[node] = g
+            with recording(True):
+                for node, g, _ in _steps(Walk(y, Δ, who, nest=True, stop=stop, uses=uses, verified=verified), wanted):
+                    if node in wanted:
+                        found[node] = g
         finally:
-            state.on = before
             _NESTED.depth -= 1
     else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
         for node, g, _ in _steps(Walk(y, Δ, who, stop=stop, uses=uses), wanted):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from ..api import forward
 from ..backends.arrays import namespace, shape_of, to_host
 from ..core.precision import dtype_kind
-from ..core.recording import RECORDING
+from ..core.recording import recording
 from ..core.tracked import data, istracked, tracker
 from ..core.walk import LEAF, Walk
 from ..rules.reductions import sum as _sum
@@ -147,14 +147,10 @@ class _Level:
         found = {}
         if istracked(y):
             wanted = set(nodes)
-            before = RECORDING.on
-            RECORDING.on = True  # a nested walk records the pullbacks
-            try:
+            with recording(True):  # a nested walk records the pullbacks
                 for node, g, sent in Walk(y, None, "check_grads", nest=nest, stop=nodes):
                     if sent is LEAF and node in wanted:
                         found[node] = g
-            finally:
-                RECORDING.on = before
         return [found.get(n) for n in nodes]
 
     def linear(self) -> _Level:

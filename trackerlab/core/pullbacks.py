@@ -10,7 +10,7 @@ from .first_order import FirstOrder, first_order_only
 from .guard import VERIFIED
 from .plain import _setflags
 from .precision import in_dtype_of, in_result_precision
-from .recording import RECORDING
+from .recording import recording
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 from .validation import check_sent
 
@@ -157,10 +157,9 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
         if shared and g.flags.writeable:  # g may be on its way to other nodes too: no pullback may write into it
             g = g.view()
             g.flags.writeable = False
-        before = RECORDING.on
-        RECORDING.on = False
         try:
-            sent = call.back(g)
+            with recording(False):
+                sent = call.back(g)
         except ValueError as error:
             if shared and "read-only" in str(error):
                 raise ValueError(
@@ -169,8 +168,6 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
                     "g = np.where(g > 1, 1, g), not g[g > 1] = 1)"
                 ) from error
             raise
-        finally:
-            RECORDING.on = before
     if sent is None:  # most often a pullback without its return statement: a gradient of 0 would be wrong
         raise TypeError(
             f"{name}: the pullback returned None; return a tuple with one sensitivity per argument "

@@ -8,7 +8,7 @@ import functools
 import inspect
 import threading
 
-__all__ = ["ANOMALY", "EVERY_THREAD", "RECORDING", "no_grad"]
+__all__ = ["ANOMALY", "EVERY_THREAD", "RECORDING", "no_grad", "recording"]
 
 
 class _Recording(threading.local):
@@ -70,6 +70,34 @@ class _Anomaly:
 
 
 ANOMALY = _Anomaly()
+
+
+class recording:
+    """Context manager: recording switched on (``recording(True)``) or off (``recording(False)``) in this thread
+    for the block, and the state it found restored on exit, whatever happens inside. The engine's one way of
+    switching it (``forward`` records under ``no_grad`` too; a plain walk runs custom pullbacks unrecorded).
+
+    >>> import trackerlab as tl
+    >>> x = tl.param(2.0)
+    >>> with tl.no_grad(), recording(True):
+    ...     tl.istracked(x * 3)
+    True
+    """
+
+    __slots__ = ("before", "on")
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self):
+        state = RECORDING
+        self.before = state.on
+        state.on = self.on
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        RECORDING.on = self.before
+        return False
 
 
 class no_grad:

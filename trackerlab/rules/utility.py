@@ -7,7 +7,7 @@ import functools
 
 from ..api import forward
 from ..backends.arrays import shape_of
-from ..core.recording import RECORDING, no_grad
+from ..core.recording import no_grad, recording
 from ..core.tracked import Tracked, _next_epoch, _TrackedValue, data
 from ..core.validation import check_replayed
 from ..ops.custom import grad_rule, primitive
@@ -91,9 +91,7 @@ def _(f, *args, **settings):
         )
 
     def pullback(Δ):
-        before = RECORDING.on
-        RECORDING.on = True  # the replay records even inside a plain walk
-        try:
+        with recording(True):  # the replay records even inside a plain walk
             inputs = []
 
             def replayed(*xs):
@@ -105,8 +103,6 @@ def _(f, *args, **settings):
             check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
             _refuse_closures(again, inputs, start)
             return (None, *back(Δ))
-        finally:
-            RECORDING.on = before
 
     return value, pullback
 
