@@ -238,7 +238,7 @@ def _max_first_winner(rule):
     return (broken,)
 
 
-PROTOCOL = ["tests/test_numpy_protocol.py", "tests/test_api.py"]
+PROTOCOL = ["tests/ops/test_numpy_protocol.py", "tests/api/test_api.py"]
 OTHER_BREAKS = [
     ("x.__rsub__ computes x - a", "operator", PROTOCOL, _swap_operator("__rsub__", "subtract")),
     ("x.__rtruediv__ computes x / a", "operator", PROTOCOL, _swap_operator("__rtruediv__", "divide")),
@@ -248,19 +248,19 @@ OTHER_BREAKS = [
     (
         "fliplr flips rows",
         "composite",
-        [*PROTOCOL, "tests/test_rules_shape.py"],
+        [*PROTOCOL, "tests/rules/test_rules_shape.py"],
         _replace_function("fliplr", lambda tl: tl.flipud),
     ),
     (
         "vstack stacks side by side",
         "composite",
-        [*PROTOCOL, "tests/test_rules_shape.py"],
+        [*PROTOCOL, "tests/rules/test_rules_shape.py"],
         _replace_function("vstack", lambda tl: tl.hstack),
     ),
-    ("nansum: NaN entries get a sensitivity", "rule case", ["tests/test_rules_reductions.py"], None),
-    ("nanmean: NaN entries counted", "rule case", ["tests/test_rules_reductions.py"], None),
-    ("var: ddof ignored", "rule case", ["tests/test_rules_reductions.py"], None),
-    ("max: tied winners not shared", "rule case", ["tests/test_rules_reductions.py"], None),
+    ("nansum: NaN entries get a sensitivity", "rule case", ["tests/rules/test_rules_reductions.py"], None),
+    ("nanmean: NaN entries counted", "rule case", ["tests/rules/test_rules_reductions.py"], None),
+    ("var: ddof ignored", "rule case", ["tests/rules/test_rules_reductions.py"], None),
+    ("max: tied winners not shared", "rule case", ["tests/rules/test_rules_reductions.py"], None),
 ]
 _RULE_CASES = {
     "nansum: NaN entries get a sensitivity": _replace_rule("nansum", _nansum_everywhere),
@@ -423,7 +423,7 @@ def main(argv=None) -> int:
             parser.error(f"--classes: {c!r} is not one of {', '.join(CLASS_KEYS)}")
 
     os.chdir(ROOT)
-    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "rules")]
     from hypothesis import Phase, settings
 
     # no shrinking and no example database: a failure is all this needs, and runs stay independent
@@ -431,8 +431,8 @@ def main(argv=None) -> int:
     settings.load_profile("mutation")
     import pytest
 
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_rules_*.py"))
-    files += ["tests/test_numpy_protocol.py", "tests/test_api.py"]
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "rules").glob("test_rules_*.py"))
+    files += ["tests/ops/test_numpy_protocol.py", "tests/api/test_api.py"]
     args = [
         *files,
         "-q",

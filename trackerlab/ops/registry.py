@@ -366,7 +366,7 @@ def register_rules(family: str, table: dict[str, tuple], fitting: tuple = ()) ->
     ``fitting`` names the rules of the table that send each argument a sensitivity of its shape, real for a
     real argument, by their form: an elementwise function of ``g``, ``ans`` and the argument (all of the
     argument's shape), or one summed back by ``unbroadcast``. The walk skips its check of what they send
-    (``tests/test_fitting_rules.py`` checks the claim for every shape and kind they take)."""
+    (``tests/rules/test_fitting_rules.py`` checks the claim for every shape and kind they take)."""
     unknown = set(fitting) - set(table)
     if unknown:
         raise KeyError(f"register_rules: fitting names {sorted(unknown)}, which the {family} table has no rule for")

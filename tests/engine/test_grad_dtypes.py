@@ -23,8 +23,8 @@ from test_rules import DIVISORS, GRID, alternating, fixed
 
 import trackerlab as tl
 
-HERE = pathlib.Path(__file__).parent
-FAMILIES = sorted(p.stem.removeprefix("test_rules_") for p in HERE.glob("test_rules_*.py"))
+RULES = pathlib.Path(__file__).parent.parent / "rules"
+FAMILIES = sorted(p.stem.removeprefix("test_rules_") for p in RULES.glob("test_rules_*.py"))
 
 
 def _domain_values(domain, shape, seed):

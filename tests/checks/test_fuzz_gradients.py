@@ -7,7 +7,7 @@ import pathlib
 
 import numpy as np
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "fuzz_gradients.py"
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "fuzz_gradients.py"
 _spec = importlib.util.spec_from_file_location("fuzz_gradients", _PATH)
 fuzz = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzz)

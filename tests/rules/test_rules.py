@@ -22,7 +22,7 @@ from trackerlab.ops.registry import operations
 from trackerlab.rules import FAMILIES
 
 HERE = pathlib.Path(__file__).parent
-ROOT = HERE.parent
+ROOT = HERE.parent.parent
 
 # ---------------------------------------------------------------- helpers for the family files
 
@@ -56,7 +56,7 @@ BACKENDS = [
 ]
 
 
-# Device libraries: the strict stand-in everywhere, CuPy where a GPU is (tests/test_backends.py, tests/test_device*.py).
+# Device libraries: the strict stand-in everywhere, CuPy where a GPU is (tests/backends/test_backends.py, tests/test_device*.py).
 DEVICES = [
     "devicearray",
     pytest.param("cupy", marks=pytest.mark.skipif(CUPY_SKIP is not None, reason=str(CUPY_SKIP))),

@@ -202,7 +202,7 @@ def test_numpy_work_needs_no_array_api_compat_wrapper():
         "x = tl.param(numpy.ones(2)); tl.back_(tl.sum(tl.sin(x))); "
         "print(before, 'array_api_compat.numpy' in sys.modules, x.grad.round(3).tolist())"
     )
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root).stdout
     assert out.split() == ["False", "False", "[0.54,", "0.54]"]
 

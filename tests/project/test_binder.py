@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # pip's downloads and built wheels are kept between runs (the environment itself is made fresh each time)

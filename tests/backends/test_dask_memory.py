@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("dask.array", reason="dask is not installed: pip install 'trackerlab-ad[dask]'")
 
-HERE = pathlib.Path(__file__).parent
+HERE = pathlib.Path(__file__).parent.parent  # the tests folder: its helpers and the rules folder
 ROWS, FEATURES, CHUNK, EPOCHS = 540_000, 32, 10_000, 3  # 138 MB of float64, in chunks of 2.6 MB
 ALLOWED = 32 * 2**20  # how much the training may raise the peak resident memory (after a first small compute)
 

@@ -17,7 +17,7 @@ import trackerlab as tl
 from trackerlab.ops import numpy_protocol
 from trackerlab.rules import FAMILIES, functions
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 UTILITIES = {"hook", "checkpoint", "nobacksies"}  # rules.utility's functions with a custom rule, not a table's
 
 

@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "trackerlab"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "trackerlab"
 
 
 def modules(root: pathlib.Path = PACKAGE) -> dict[str, pathlib.Path]:

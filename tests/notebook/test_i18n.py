@@ -16,7 +16,7 @@ import trackerlab as tl
 from trackerlab.notebook import BackpropStepper, tape_svg
 from trackerlab.notebook.html import html_repr
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("compile_catalogs", ROOT / "scripts" / "compile_catalogs.py")
 catalogs = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(catalogs)
