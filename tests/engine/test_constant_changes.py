@@ -536,3 +536,178 @@ def test_a_recorded_walk_leaves_an_array_a_custom_pullback_returned_to_its_owner
     buffer[:] = 0.0
     np.testing.assert_array_equal(tl.data(delta), [1.0, 2.0])
     np.testing.assert_allclose(tl.data(steps[-1]), np.cos([3.0, 4.0]) * [1.0, 2.0], rtol=1e-15)
+
+
+# ----------------------------------------------------------------------------------------------------
+# A fifth probe of constants changed between the forward and the backward pass: a list or dict given to a
+# ``@tl.grad_rule`` function (by position or keyword), and the arrays in it, are compared when the walk runs, as a
+# NumPy array given to it is. The pullback closes over them and read their new values without a word.
+# ----------------------------------------------------------------------------------------------------
+
+
+def _scale(x, cs, **settings):
+    return tl.track(_scale, x, cs, **settings)
+
+
+@tl.grad_rule(_scale)
+def _(x, cs, **settings):
+    factor = cs["a"] * cs["b"] if isinstance(cs, dict) else cs[0] * cs[1]
+    factor = factor * settings.get("also", [1.0])[0]
+    return tl.data(x) * factor, lambda g: (g * factor, None)
+
+
+def _lists():
+    return [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
+
+
+CASES = {
+    "array in a list": (_lists, lambda c: c[0].__setitem__(0, 9.0)),
+    "number in a list": (lambda: [1.0, 2.0], lambda c: c.__setitem__(0, 9.0)),
+    "list appended to": (lambda: [1.0, 2.0], lambda c: c.append(5.0)),
+    "number in a dict": (lambda: {"a": np.array([1.0, 2.0]), "b": 3.0}, lambda c: c.__setitem__("b", 9.0)),
+    "array in a dict": (lambda: {"a": np.array([1.0, 2.0]), "b": 3.0}, lambda c: c["a"].__setitem__(1, 0.0)),
+    "list in a tuple": (lambda: (np.array([1.0, 2.0]), [3.0]), lambda c: c[1].__setitem__(0, 9.0)),
+    "nested list": (lambda: [[1.0], [2.0, np.array(3.0)]], lambda c: c[1][1].__setitem__((), 0.5)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_container_of_a_custom_rule_changed_before_back_is_refused(case):
+    make, change = CASES[case]
+    x = tl.param([1.0, 1.0])
+    cs = make()
+    y = tl.sum(_scale(x, cs)) if case != "nested list" else tl.sum(tl.track(_nested, x, cs))
+    change(cs)
+    with pytest.raises(RuntimeError, match=r"argument 2 \(a constant (list|dict|tuple)\) was changed in place"):
+        tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+
+
+def _nested(x, cs):
+    return tl.track(_nested, x, cs)
+
+
+@tl.grad_rule(_nested)
+def _(x, cs):
+    return tl.data(x) * float(cs[1][1]), lambda g: (g * float(cs[1][1]), None)
+
+
+def test_a_keyword_list_of_a_custom_rule_is_compared_too():
+    x = tl.param([1.0, 1.0])
+    also = [2.0]
+    y = tl.sum(_scale(x, [1.0, 3.0], also=also))
+    also[0] = 5.0
+    with pytest.raises(RuntimeError, match=r"the keyword argument also= \(a constant list\) was changed in place"):
+        tl.back_(y)
+    also[0] = 2.0  # as recorded again: the gradient at the values the forward pass used
+    tl.back_(y)
+    np.testing.assert_allclose(x.grad, [6.0, 6.0])
+
+
+@pytest.mark.parametrize("case", ["array in a list", "number in a dict", "list in a tuple"])
+def test_unchanged_containers_give_the_gradient(case):
+    make, _ = CASES[case]
+    x = tl.param([1.0, 1.0])
+    cs = make()
+    tl.back_(tl.sum(_scale(x, cs)))
+    factor = {"array in a list": [3.0, 8.0], "number in a dict": [3.0, 6.0], "list in a tuple": [3.0, 6.0]}[case]
+    np.testing.assert_allclose(x.grad, factor)
+
+
+def test_a_list_with_nan_that_is_not_changed_is_not_refused():
+    x = tl.param([1.0, 1.0])
+    y = tl.sum(_scale(x, [np.array([1.0, np.nan]), 2.0]))
+    tl.back_(y)
+    np.testing.assert_array_equal(x.grad, [2.0, np.nan])
+
+
+# ----------------------------------------------------------------------------------------------------
+# A read-only view of a writeable array (np.broadcast_to(c, ...), a view made read-only) used as a constant changes
+# with its base: the tape keeps a copy of a small one and refuses a changed large one, as it does for the writeable
+# array itself (the gradient was the one at the new values, without a word).
+# ----------------------------------------------------------------------------------------------------
+
+
+def _read_only_view(c):
+    view = c.view()
+    view.flags.writeable = False
+    return view
+
+
+@pytest.mark.parametrize("make", [_read_only_view, lambda c: np.broadcast_to(c, (2, *c.shape))[0]])
+def test_a_small_read_only_view_keeps_the_values_it_was_recorded_with(make):
+    c = np.array([1.0, 2.0, 3.0])
+    x = tl.param(np.ones(3))
+    y = tl.sum(make(c) * x)
+    c[:] = 5.0
+    tl.back_(y)
+    assert np.array_equal(tl.grad(x), [1.0, 2.0, 3.0])
+
+
+def test_a_broadcast_constant_keeps_its_values():
+    c = np.array([1.0, 2.0, 3.0])
+    assert np.allclose(tl.data(tl.gradient(lambda x: tl.sum(np.broadcast_to(c, (2, 3)) * x), np.ones((2, 3)))[0]), c)
+    x = tl.param(np.ones((2, 3)))
+    y = tl.sum(np.broadcast_to(c, (2, 3)) * x)
+    c[:] = 5.0
+    tl.back_(y)
+    assert np.array_equal(tl.grad(x), [[1.0, 2.0, 3.0]] * 2)
+
+
+def test_a_large_read_only_view_changed_is_refused():
+    c = np.arange(20_000.0)
+    x = tl.param(np.ones(20_000))
+    y = tl.sum(_read_only_view(c) * x)
+    c[0] = 7.0
+    with pytest.raises(RuntimeError, match="was changed in place"):
+        tl.back_(y)
+
+
+def test_views_of_read_only_memory_are_kept_as_they_are():
+    x = tl.param(np.ones(3))
+    frozen = _read_only_view(np.array([1.0, 2.0, 3.0]))
+    frozen.base.flags.writeable = False
+    y = x * frozen
+    assert y.tracker.args[1] is frozen  # nothing that can change: no copy
+    tl.back_(tl.sum(y))
+    assert np.array_equal(tl.grad(x), [1.0, 2.0, 3.0])
+
+
+# ----------------------------------------------------------------------------------------------------
+# The constants guard catches a small in-place change of one number of a large float32 or complex64 constant: its
+# fingerprint kept too few digits (a float32 sum of a million like numbers), so a change of 1% in one of them went
+# through and the gradient was computed from the changed array, without a word.
+# ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float64])
+@pytest.mark.parametrize("shape", [(1000, 1000), (1, 1_000_000), (7, 3001), (1, 20_000)])
+@pytest.mark.parametrize("relative", [1e-2, 1e-4])
+def test_a_small_change_of_one_number_of_a_large_constant_is_refused(dtype, shape, relative):
+    rng = np.random.default_rng(3)
+    A = (rng.random(shape) + 1).astype(dtype)
+    x = tl.param(np.ones(shape[1], dtype))
+    y = tl.sum(tl.real(A @ x)) if dtype is np.complex64 else tl.sum(A @ x)
+    A[shape[0] // 2, shape[1] // 3] *= 1 + relative
+    with pytest.raises(RuntimeError, match="changed in place"):
+        tl.back_(y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.complex64])
+@pytest.mark.parametrize("size", [1023, 1024, 1025, 2048, 3 * 1024 + 5, 40_000])
+def test_fingerprints_move_on_one_number_a_swap_and_a_row_permutation(dtype, size):
+    from trackerlab.core import guard as _guard
+
+    rng = np.random.default_rng(size)
+    flat = (rng.random(size) * 100 + 1).astype(dtype)
+    before = _guard._weighted(flat)
+    assert _guard._weighted(flat.copy()) == before  # the same numbers give the same bits
+    one = flat.copy()
+    one[size // 2] += 1
+    swap = flat.copy()
+    swap[[3, size - 2]] = swap[[size - 2, 3]]
+    rows = flat[: (size // 256) * 256].copy().reshape(-1, 256)
+    permuted = rows[::-1].copy()
+    for changed in (one, swap):
+        assert _guard._weighted(changed) != before
+    assert _guard._weighted(permuted.reshape(-1)) != _guard._weighted(rows.reshape(-1))

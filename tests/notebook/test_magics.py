@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from IPython import get_ipython
 from IPython.core.error import UsageError
@@ -214,3 +215,89 @@ def test_the_magics_messages_follow_the_language(ip):
             ip.run_cell_magic("track", "-p nope", "c = 1")
     finally:
         tl.set_language("en")
+
+
+# ----------------------------------------------------------------------------------------------------
+# ``%%track -p`` on a variable that is already a parameter: the values earlier cells computed from it still send their
+# gradients to the variable.
+# ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ip_params():
+    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
+    shell.run_line_magic("load_ext", "trackerlab")
+    rng = np.random.default_rng(4)
+    shell.user_ns.update({"W": rng.normal(size=(2, 3)), "x": rng.normal(size=3), "tl": tl, "np": np})
+    yield shell
+    for name in ("W", "x", "h", "loss", "z", "tl", "np"):
+        shell.user_ns.pop(name, None)
+
+
+def run_params(ip_params, source):
+    with capture_output():
+        result = ip_params.run_cell(source)
+    assert result.success, result.error_in_exec
+    return result
+
+
+def test_a_param_made_again_keeps_the_values_earlier_cells_computed_from_it(ip_params):
+    W0, x0 = ip_params.user_ns["W"].copy(), ip_params.user_ns["x"].copy()
+    run_params(ip_params, "%%track -p W x\nh = tl.tanh(W @ x)")
+    W = ip_params.user_ns["W"]
+    run_params(ip_params, "%%track -p W --back z\nz = tl.sum(h * np.array([1.0, -2.0]))")
+    assert ip_params.user_ns["W"] is W
+    t = np.tanh(W0 @ x0)
+    np.testing.assert_allclose(tl.grad(ip_params.user_ns["W"]), np.outer((1 - t * t) * [1.0, -2.0], x0), rtol=1e-12)
+
+
+def test_running_a_cell_again_gives_its_gradients_once(ip_params):
+    W0, x0 = ip_params.user_ns["W"].copy(), ip_params.user_ns["x"].copy()
+    cell = "%%track -p W x --back loss\nh = tl.tanh(W @ x)\nloss = tl.sum(h * h * np.array([1.0, -2.0]))"
+    t = np.tanh(W0 @ x0)
+    gh = 2 * t * (1 - t * t) * np.array([1.0, -2.0])
+    for _ in range(2):
+        run_params(ip_params, cell)
+        np.testing.assert_allclose(tl.grad(ip_params.user_ns["W"]), np.outer(gh, x0), rtol=1e-12)
+        np.testing.assert_allclose(tl.grad(ip_params.user_ns["x"]), W0.T @ gh, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------------
+# ``%%track --back``'s own errors after the cell (a parameter changed after use, a failing hook) are shown as a cell's
+# errors are: the error and the user's own frames, not the magic's, IPython's or trackerlab's.
+# ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ip_back():
+    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
+    shell.run_line_magic("load_ext", "trackerlab")
+    shell.user_ns.update({"a": 2.0, "tl": tl})
+    yield shell
+    for name in ("a", "y", "tl"):
+        shell.user_ns.pop(name, None)
+
+
+def run_back(ip_back, source):
+    with capture_output() as captured:
+        result = ip_back.run_cell(source)
+    return result, captured.stdout
+
+
+def test_a_parameter_changed_in_the_cell_is_refused_by_back_with_the_error_alone(ip_back):
+    result, out = run_back(ip_back, "%%track -p a --back y\ny = a * 3\ntl.update_(a, 1.0)")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "multiply: argument 1 (a parameter of shape ()) changed after multiply was recorded" in out
+    for internal in ("walk.py", "validation.py", "magics.py", "api.py", "interactiveshell.py"):
+        assert internal not in out, internal
+    assert tl.grad(ip_back.user_ns["a"]) == 0.0  # nothing accumulated
+
+
+def test_a_failing_hook_keeps_the_users_own_line(ip_back):
+    result, out = run_back(ip_back, "%%track -p a --back y\ny = tl.hook(lambda g: 1 / 0, a) * 3")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    assert "y = tl.hook(lambda g: 1 / 0, a) * 3" in out  # the hook's line, in the cell
+    tail = out[out.index("The above exception was the direct cause") :]
+    assert "hook: the backward pass failed: ZeroDivisionError: division by zero" in tail
+    for internal in ("walk.py", "magics.py", "api.py", "interactiveshell.py"):
+        assert internal not in tail, internal

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import traitlets
 
 import trackerlab as tl
 from trackerlab.notebook._chain import CHAIN
+from trackerlab.presentation.numbering import numbering
 
 
 def shared_use():
@@ -588,3 +590,170 @@ def test_a_product_that_disagrees_with_what_the_walk_sent_is_not_shown(monkeypat
     monkeypatch.undo()
     right = tl.BackpropStepper(tl.sin(x), labels={x: "x"}).steps[0]["sent"][0]
     assert (right["formula"], right["product"]) == ("Δ·cos(x)", "1.0 × 0.877583")
+
+
+# ----------------------------------------------------------------------------------------------------
+# The stepper's drawing of a large tape around the current node: the node's own chain to and from it, with every use
+# of a drawn value drawn as an arrow, to a drawn call or to a box for the values not shown.
+# ----------------------------------------------------------------------------------------------------
+
+
+def _layers(n=15):
+    """A recurrent cell: each layer uses the parameters w and x again, so both are used by every layer."""
+    x, w = tl.param(0.3), tl.param(1.2)
+    y = x
+    for _ in range(n):
+        y = tl.sin(y) * w + x
+    return x, w, y
+
+
+def _edges(svg: str) -> list[tuple[str, str, str]]:
+    return re.findall(r'id="edge-(\w+)-(\w+)-(\d*)"', svg)
+
+
+def _drawn(svg: str) -> set[str]:
+    return set(re.findall(r'id="box-(\w+)"', svg))
+
+
+def test_a_frame_draws_the_chain_around_its_node_and_says_where_the_rest_goes():
+    x, w, y = _layers()
+    index, _, below = numbering(y.tracker)
+    key = {node: f"n{i}" for node, i in index.items()}
+    users: dict = {}
+    for node, args in below.items():
+        for arg in args:
+            users.setdefault(key[arg], []).append(key[node])
+    with tl.BackpropStepper(y, labels={x: "x", w: "w"}, static_frames=0) as stepper:
+        stepper.index = 20
+        assert stepper.steps[20]["node"] == "sin#9"
+        svg = stepper.frame_views[20].value
+    drawn = _drawn(svg) - {"more", "later"}
+    edges = _edges(svg)
+    # the node and its neighbours on both sides, not a row of unconnected later calls that use x and w
+    names = set(re.findall(r">((?:sin|multiply|add)#\d+)<", svg))
+    assert {"sin#9", "add#8", "multiply#9", "add#9", "sin#10"} <= names
+    assert not {"add#12", "add#13", "add#14", "add#15"} & names
+    node_of = {k: node for node, k in key.items()}
+    for k in drawn:
+        into = [e for e in edges if e[1] == k]
+        for arg in set(below[node_of[k]]):
+            if key[arg] in drawn:  # one arrow per use of a drawn argument (x * x: two)
+                assert len([e for e in into if e[0] == key[arg]]) == below[node_of[k]].count(arg)
+            else:  # an argument not drawn: an arrow from "… N more"
+                assert ("more", k, "") in into
+        # a drawn value that some value not drawn uses has an arrow to "later values"
+        if any(u not in drawn for u in users.get(k, ())):
+            assert (k, "later", "") in edges, f"{k} is used by values not drawn, and no arrow says so"
+    assert ("n0", "later", "") in edges and ("n2", "later", "") in edges  # x and w are used by later layers
+    assert ">later values<" in svg and ">not shown<" in svg
+    hidden = len(index) - len(drawn)
+    assert f">… {hidden} more<" in svg
+
+
+def test_the_output_end_of_a_long_chain_is_drawn_as_before():
+    z = tl.param(0.5)
+    for _ in range(100):
+        z = tl.sin(z)
+    svg = tl.tape_svg(z, max_nodes=30)
+    assert ">… 72 more<" in svg and ">earlier values<" in svg
+    assert "later values" not in svg and "box-later" not in svg
+
+
+# ----------------------------------------------------------------------------------------------------
+# Names in the stepper and the drawing are distinct: a name given twice, or given to one value and counted for
+# another, never makes ``steps`` (keyed by name) drop a value or give it another value's gradient.
+# ----------------------------------------------------------------------------------------------------
+
+
+def test_a_label_that_is_also_a_counted_name_keeps_both_gradients():
+    a, b = tl.param(2.0), tl.param(3.0)
+    y = a * b
+    with tl.BackpropStepper(y, labels={a: "x2"}) as stepper:  # b, the second parameter, is counted as x2
+        final = stepper.steps[-1]["grads"]
+        pending = stepper.steps[0]["pending"]
+        stepper.index = len(stepper) - 1
+        text = stepper.text
+    tl.back_(y)
+    assert final == {"x2": tl.grad(a), "x2 (n1)": tl.grad(b)} == {"x2": 3.0, "x2 (n1)": 2.0}
+    assert pending == {"x2": 3.0, "x2 (n1)": 2.0}
+    assert text.endswith("grads so far: x2 = 3.0, x2 (n1) = 2.0")
+    svg = tl.tape_svg(y, labels={a: "x2"})
+    assert re.findall(r">(x2[^<]*) = param<", svg) == ["x2", "x2 (n1)"]
+
+
+def test_two_values_given_the_same_name_are_told_apart():
+    a, b = tl.param(2.0), tl.param(3.0)
+    h = a * b
+    y = h * a
+    with tl.BackpropStepper(y, labels={a: "w", b: "w", h: "w"}) as stepper:
+        final = stepper.steps[-1]["grads"]
+        names = [s["node"] for s in stepper.steps]
+    tl.back_(y)
+    assert final == {"w": tl.grad(a), "w (n1)": tl.grad(b)} == {"w": 12.0, "w (n1)": 4.0}
+    assert sorted(names) == sorted(["multiply#2", "w (n2)", "w", "w (n1)"])
+
+
+def test_labels_of_values_on_another_tape_change_no_name():
+    a, b = tl.param(2.0), tl.param(3.0)
+    other = tl.param(1.0)
+    with tl.BackpropStepper(a * b, labels={other: "x1"}) as stepper:
+        assert stepper.steps[-1]["grads"] == {"x1": 3.0, "x2": 2.0}
+
+
+# ----------------------------------------------------------------------------------------------------
+# The stepper's text on a value used a thousand times, or a call of a thousand arguments: a line per item would make
+# every frame a page (each frame is as tall as the tallest); the text lists the first few and the last with the count
+# of the rest, and ``steps`` keep every one.
+# ----------------------------------------------------------------------------------------------------
+
+
+def _hub(n=2000):
+    x = tl.param(0.5)
+    y = tl.sum(tl.stack([x * float(i) for i in range(n)]))
+    return x, y
+
+
+def test_a_value_used_six_hundred_times_reads_in_a_line():
+    x, y = _hub(600)
+    with tl.BackpropStepper(y, labels={x: "x"}, max_steps=700, static_frames=0) as stepper:
+        assert len(stepper) == 603
+        stepper.index = len(stepper) - 1
+        text = stepper.text
+        last = stepper.steps[-1]
+        assert len(last["contributions"]) == 600  # the plain data keeps every contribution
+    tl.back_(y)
+    assert last["grads"] == {"x": tl.grad(x)} == {"x": 179700.0}
+    arrived = text.splitlines()[1]
+    assert arrived == (
+        "Δ arrived: 0.0 + 1.0 + 2.0 + 3.0 + 4.0 + 5.0 + … 593 more + 599.0 = 179700.0  "
+        "(used 600 times: from multiply#1, multiply#2, multiply#3, multiply#4, multiply#5, multiply#6, "
+        "… 593 more, multiply#600)"
+    )
+
+
+def test_a_call_of_two_thousand_arguments_and_its_pending_values():
+    x, y = _hub()
+    with tl.BackpropStepper(y, labels={x: "x"}, static_frames=0) as stepper:
+        stepper.index = 1
+        text = stepper.text
+        step = stepper.steps[1]
+        # every frame is as tall as the tallest: a few dozen lines, not two thousand
+        assert stepper._lines < 30
+    assert len(step["sent"]) == 2000 and len(step["pending"]) == 2000
+    lines = text.splitlines()
+    assert lines[0].startswith("step 2 of 300+: stack#1 = stack(multiply#1, multiply#2, ")
+    assert lines[0].endswith(", … 1,993 more, multiply#2000)")
+    sent = [line for line in lines if line.startswith("  → ")]
+    assert sent == [f"  → multiply#{i}: 1.0" for i in (*range(1, 15), 2000)]
+    assert "  … 1,985 more" in lines  # 14 + 1985 + 1 = 2000
+    pending = next(line for line in lines if line.startswith("pending: "))
+    assert pending.endswith(", multiply#14 = 1.0, … 1,985 more, multiply#2000 = 1.0")
+    assert len(re.findall(r"multiply#\d+ = 1\.0", pending)) == 15
+
+
+def test_short_lists_are_written_out_as_before():
+    a, b = tl.param(2.0), tl.param(3.0)
+    y = a * b + a * a + b
+    with tl.BackpropStepper(y, labels={a: "a", b: "b"}) as stepper:
+        stepper.index = len(stepper) - 1
+        assert "… " not in "\n".join(stepper._text(i) for i in range(len(stepper)))

@@ -175,3 +175,74 @@ def test_cross_entropy_pullback_takes_the_forward_softmax_only_for_its_own_logit
     nn._keep_softmax(a, -1, np.full((5, 5), 7.0))
     del a, other  # freed: the kept softmax goes with it
     assert not nn._SOFTMAX
+
+
+# ----------------------------------------------------------------------------------------------------
+# ``cross_entropy`` with a label that names no class: ``-1`` (which a NumPy user may read as the last class) or ``n``
+# for ``n`` classes. Its one-hot row was all zeros, so its loss counted 0 (and the mean still divided by it) and its
+# gradient was 0, silently; it is now an error naming the labels' range. Labels in range, of every integer dtype and
+# layout, still give the loss and gradient of their one-hot rows.
+# ----------------------------------------------------------------------------------------------------
+
+
+LOGITS_NN = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, -1.0]])
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [np.array([-1, 0]), np.array([3, 0]), np.array([0, 7], np.uint8), np.array([-128, 0], np.int8)],
+    ids=["-1", "n", "uint8 beyond", "int8 most negative"],
+)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_a_label_outside_the_classes_is_an_error(labels, reduction):
+    with pytest.raises(ValueError, match=r"cross_entropy: the labels must be classes 0 to 2"):
+        tl.cross_entropy(tl.param(LOGITS_NN), labels, reduction=reduction)
+    with pytest.raises(ValueError, match=r"cross_entropy: the labels must be classes 0 to 2"):
+        tl.gradient(lambda x: tl.cross_entropy(x, labels, reduction=reduction), LOGITS_NN)
+
+
+def test_a_label_outside_the_classes_on_another_axis_is_an_error():
+    with pytest.raises(ValueError, match=r"classes 0 to 1 of the logits' axis 0"):
+        tl.cross_entropy(tl.param(LOGITS_NN), np.array([0, 1, 2]), axis=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
+def test_labels_in_range_give_the_loss_and_gradient_of_their_one_hot_rows(dtype):
+    labels = np.array([2, 0], dtype=dtype)[::-1][::-1]  # a view, as a slice of a data set gives
+    one_hot = np.eye(3)[labels.astype(int)]
+    x = tl.param(LOGITS_NN)
+    loss = tl.cross_entropy(x, labels)
+    shifted = LOGITS_NN - LOGITS_NN.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    assert float(tl.data(loss)) == pytest.approx(-(one_hot * log_p).sum() / 2)
+    tl.back_(loss)
+    np.testing.assert_allclose(x.grad, (np.exp(log_p) - one_hot) / 2)
+
+
+def test_an_empty_batch_of_labels_is_not_refused():
+    loss = tl.cross_entropy(tl.param(np.zeros((0, 3))), np.zeros(0, dtype=int), reduction="sum")
+    assert float(tl.data(loss)) == 0.0
+
+
+# ----------------------------------------------------------------------------------------------------
+# cross_entropy refuses a negative label of a narrow integer dtype beside many classes: read as unsigned, an int8 -1
+# is 255, a class of 300 logits, so the check let it through and its one-hot row of zeros counted 0.
+# ----------------------------------------------------------------------------------------------------
+
+
+Z = np.linspace(-1.0, 2.0, 600).reshape(2, 300)
+
+
+@pytest.mark.parametrize("labels", [np.array([-1, 3], np.int8), np.array([3, -128], np.int8), np.array([5, -1], np.int16)])
+def test_cross_entropy_refuses_a_negative_narrow_label_beside_many_classes(labels):
+    z = Z if labels.dtype.itemsize == 1 else np.zeros((2, 40000))
+    with pytest.raises(ValueError, match="cross_entropy: the labels must be classes 0 to"):
+        tl.cross_entropy(tl.param(z), labels)
+
+
+@pytest.mark.parametrize("labels", [np.array([299, 127], np.int16), np.array([255, 127], np.uint8), np.array([1, 0], np.int8)])
+def test_cross_entropy_of_narrow_labels_in_range_is_the_written_out_loss(labels):
+    log_p = Z - Z.max(1, keepdims=True)
+    log_p -= np.log(np.exp(log_p).sum(1, keepdims=True))
+    want = -(log_p[0, labels[0]] + log_p[1, labels[1]]) / 2
+    np.testing.assert_allclose(tl.data(tl.cross_entropy(tl.param(Z), labels)), want, rtol=1e-12)
