@@ -13,7 +13,8 @@ from .core.grads import accumulate
 from .core.guard import Verified
 from .core.plain import ZERO_GRAD, _lock, _zeros_like
 from .core.recording import RECORDING, recording
-from .core.tracked import Tracked, _leaf, _new, _TrackedValue, _wrap, data, param
+from .core.tape import _new
+from .core.tracked import Tracked, _leaf, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers, check_replayed
 from .core.walk import Walk, _count_uses
 from .ops.registry import _holds_tracked, operations

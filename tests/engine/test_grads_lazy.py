@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.core import tracked as engine
+from trackerlab.core import plain as engine
 
 X = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])  # 2×3 inputs of a linear map W (3×2)
 DELTA = np.array([[1.0, 2.0], [-1.0, 0.5]])  # the sensitivity of X @ W

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .tracked import Tracked, _new, _TrackedValue, data
+from .tape import _new
+from .tracked import Tracked, _TrackedValue, data
 
 __all__ = ["FirstOrder", "first_order_only"]
 

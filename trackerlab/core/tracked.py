@@ -12,26 +12,9 @@ import operator
 from ..backends.arrays import FLOAT64, namespace
 from ..presentation import text
 from . import tape
-from .plain import (
-    ZERO_GRAD,
-    _copy_plain,
-    _leaf_value,
-    _lock,
-    _shape,
-    _Zeros,  # noqa: F401  (the lazily-zero .grad's marker: tests read it from here)
-)
+from .plain import ZERO_GRAD, _copy_plain, _leaf_value, _lock, _shape
 from .recording import RECORDING
-from .tape import (  # noqa: F401  (_NO_KWARGS, _new, _next_epoch: the engine imports them from here too)
-    _NO_KWARGS,
-    Call,
-    Tracked,
-    _changed,
-    _grad_given,
-    _leaf,
-    _new,
-    _next_epoch,
-    _wrap,
-)
+from .tape import Call, Tracked, _changed, _grad_given, _leaf, _wrap
 
 __all__ = [
     "Call",

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from ..backends.arrays import NDARRAY
 from ..core.first_order import FirstOrder
 from ..core.recording import EVERY_THREAD, RECORDING
-from ..core.tracked import _new, _TrackedValue
+from ..core.tape import _new
+from ..core.tracked import _TrackedValue
 from .registry import _SEQUENCES, Op, _holds_tracked, _record
 
 __all__ = ["grad_rule", "primitive", "track"]

@@ -10,7 +10,8 @@ from types import MappingProxyType
 from ..backends.arrays import namespace
 from ..backends.dask import involved, refusal
 from ..core.recording import EVERY_THREAD, RECORDING
-from ..core.tracked import _NO_KWARGS, Tracked, _new, _TrackedValue, data
+from ..core.tape import _NO_KWARGS, _new
+from ..core.tracked import Tracked, _TrackedValue, data
 
 __all__ = ["Op", "defop", "register_rules", "supported_operations"]
 

@@ -8,7 +8,8 @@ import functools
 from ..api import forward
 from ..backends.arrays import shape_of
 from ..core.recording import no_grad, recording
-from ..core.tracked import Tracked, _next_epoch, _TrackedValue, data
+from ..core.tape import _next_epoch
+from ..core.tracked import Tracked, _TrackedValue, data
 from ..core.validation import check_replayed
 from ..ops.custom import grad_rule, primitive
 from ..ops.registry import defop, register_rules
