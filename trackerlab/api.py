@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from .backends.arrays import NDARRAY, REAL_SCALARS, namespace, shape_of
 from .backends.dask import land, lazy_in
@@ -23,7 +24,7 @@ from .params import Grads, Params, update_, zero_grad_
 __all__ = ["Grads", "Params", "back_", "forward", "gradient", "update_", "zero_grad_"]
 
 
-def back_(y, Δ=None) -> None:
+def back_(y: Any, Δ: Any = None) -> None:
     """Flux ``back!``: back-propagate from ``y`` and accumulate sensitivities into the leaves' ``.grad``.
 
     ``Δ`` defaults to 1 for a scalar ``y``; a scalar ``Δ`` is broadcast over an array ``y``.
@@ -77,7 +78,7 @@ def _as_result(delta, node: Tracked):
     return _wrap(_leaf(_lock(delta), ZERO_GRAD))  # its .grad: zeros, made if read
 
 
-def forward(f: Callable, *args):
+def forward(f: Callable, *args: Any) -> tuple[Any, Callable]:
     """``(y, back)``: the value of ``f(*args)`` and its backpropagator.
 
     ``back(Δ)`` returns the sensitivities of the inputs, tracked, so they can be differentiated
@@ -256,7 +257,7 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
-def gradient(f: Callable, *args):
+def gradient(f: Callable, *args: Any) -> tuple | Grads:
     """The gradients of the scalar function ``f`` at ``args``, tracked as in Flux so that they can be
     differentiated again. With one ``Params`` argument, ``f`` takes no arguments and the result is a
     ``Grads`` indexed by parameter.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from .api import _NESTED, forward
 from .backends.arrays import library_name, namespace
@@ -16,7 +17,7 @@ from .ops.registry import operations
 __all__ = ["hessian", "jacobian"]
 
 
-def jacobian(f: Callable, x):
+def jacobian(f: Callable, x: Any) -> Any:
     """The Jacobian of ``f`` at ``x``, a plain array of shape ``f(x).shape + x.shape``; inside a function being
     differentiated (a third derivative, the gradient of a Hessian), a tracked one where it depends on tracked
     values, so that it can be differentiated.
@@ -65,7 +66,7 @@ def jacobian(f: Callable, x):
     return J if J.ndim or library_name(J) != "numpy" else J.item()  # device values stay there; complex stays complex
 
 
-def hessian(f: Callable, x):
+def hessian(f: Callable, x: Any) -> Any:
     """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its gradient (nested AD).
 
     >>> import trackerlab as tl

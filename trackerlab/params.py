@@ -5,6 +5,7 @@ value or gradient in place after a walk has run."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .backends.arrays import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
 from .core.grads import reset
@@ -93,7 +94,7 @@ class Grads:
 
 
 
-def update_(x, Δ, grads=None):
+def update_(x: Any, Δ: Any, grads: Grads | None = None) -> Any:
     """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
 
     ``update_(opt, params, grads)`` applies an optimiser of ``tl.optim`` to every parameter.
@@ -232,7 +233,7 @@ def _is_optimiser(x) -> bool:
     return isinstance(x, Optimiser)
 
 
-def zero_grad_(x):
+def zero_grad_(x: Any) -> Any:
     """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
     if isinstance(x, Params | list | tuple):
         for value in x:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterator
 
 from .arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
 
@@ -34,7 +35,7 @@ _PROGRESS = _Progress()
 
 
 @contextlib.contextmanager
-def progress(minimum: float = 1.0):
+def progress(minimum: float = 1.0) -> Iterator[None]:
     """Show a progress bar on each compute that ``back_``, ``gradient`` and ``forward``'s ``back`` run
     over lazy (dask) values in this block, once it has run ``minimum`` seconds (dask's ``ProgressBar`` on
     the local schedulers, ``distributed.progress`` on a cluster's client).

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..api import forward
 from ..backends.arrays import namespace, shape_of, to_host
@@ -18,13 +19,13 @@ __all__ = ["check_grads"]
 
 def check_grads(
     f: Callable,
-    *args,
+    *args: Any,
     order: int = 2,
     eps: float = 1e-6,
     rtol: float = 1e-5,
     atol: float = 1e-10,
     seed: int = 0,
-    **kwargs,
+    **kwargs: Any,
 ) -> None:
     """Check the gradients of ``f`` at ``args`` against central differences, to ``order`` (1 or 2).
 

@@ -5,6 +5,7 @@ differences at the inputs it saw, one entry per operation and argument, in a ``T
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..anomaly import _place, recorded_at
 from ..backends.arrays import namespace, shape_of
@@ -40,7 +41,7 @@ _SYMMETRIC = (
 # The check
 
 
-def check_tape(y, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> TapeCheck:
+def check_tape(y: Any, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> TapeCheck:
     """Check every recorded operation on the tape of ``y`` against central finite differences.
 
     Each operation is checked at the inputs it saw when it was recorded (copied to float64), one

@@ -8,6 +8,7 @@ values the tape keeps, in ``core/plain.py``."""
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 from ..backends.arrays import FLOAT64, namespace
 from ..presentation import text
@@ -248,12 +249,12 @@ def _plain_number(x, spelling: str) -> None:
 # Flux's accessors
 
 
-def istracked(x) -> bool:
+def istracked(x: Any) -> bool:
     """True for a ``TrackedReal`` or ``TrackedArray``."""
     return isinstance(x, _TrackedValue)
 
 
-def tracker(x):
+def tracker(x: Any) -> Tracked | None:
     """The ``Tracked`` node behind ``x``, or ``None`` for an untracked value."""
     if isinstance(x, _TrackedValue):
         return x.tracker
@@ -262,7 +263,7 @@ def tracker(x):
     return None
 
 
-def data(x):
+def data(x: Any) -> Any:
     """The plain value of ``x`` (``x`` itself when it is not tracked): what to plot, print or save.
 
     NumPy never converts a tracked value by itself: ``np.asarray(x)``, ``np.array([x, y])`` and NumPy
@@ -279,7 +280,7 @@ def data(x):
     return x
 
 
-def grad(x):
+def grad(x: Any) -> Any:
     """The gradient accumulated in ``x`` by ``back_``.
 
     >>> a = param(2.0); b = param(3.0)
@@ -296,13 +297,13 @@ def grad(x):
     return node.grad
 
 
-def isleaf(x) -> bool:
+def isleaf(x: Any) -> bool:
     """True for parameters made by ``param`` and for untracked values (as in Flux)."""
     node = tracker(x)
     return True if node is None else node.isleaf
 
 
-def param(x):
+def param(x: Any) -> TrackedReal | TrackedArray:
     """A leaf of the tape: a ``TrackedReal`` for a scalar, a ``TrackedArray`` for an array-like.
 
     Integers and booleans become float64, float32 stays float32, and an array stays on its

@@ -12,6 +12,8 @@ was. What it checks on the way (the seed, saved values changed since recording) 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..backends.arrays import NDARRAY, NUMPY_FLOAT64, namespace
 from ..presentation import text
@@ -59,7 +61,7 @@ class Step:
         return text.step_repr(self)
 
 
-def backprop_steps(y, Δ=None, *, nest: bool = False, stop=()):
+def backprop_steps(y: Any, Δ: Any = None, *, nest: bool = False, stop: Iterable = ()) -> Iterator[Step]:
     """Walk the tape of ``y`` backwards, yielding one ``Step`` per node in the engine's real order.
 
     ``Δ`` is the sensitivity of ``y`` (1 for a scalar by default; a scalar Δ is broadcast over an

@@ -7,6 +7,7 @@ import functools
 import numbers
 import types
 from collections.abc import Callable
+from typing import Any
 
 from ..backends.arrays import NDARRAY
 from ..core.first_order import FirstOrder
@@ -49,7 +50,7 @@ def grad_rule(f: Callable) -> Callable:
     return register
 
 
-def track(f: Callable, /, *args, **kwargs):
+def track(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """Record a call of ``f`` on the tape, using the rule registered for ``f``.
 
     Built-in operations (``tl.sin``, ``tl.matmul``, …) record themselves; for a function of your own,

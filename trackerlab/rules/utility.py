@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from ..api import forward
 from ..backends.arrays import shape_of
@@ -19,7 +21,7 @@ register_rules("utility", {"identity": (lambda g, ans, x: g,)})
 
 
 @primitive
-def hook(f, x):
+def hook(f: Callable, x: Any) -> Any:
     """Identity going forward; going back, the sensitivity of ``x`` is replaced by ``f(Δ)``.
 
     >>> import trackerlab as tl
@@ -45,7 +47,7 @@ def _(f, x):
 
 
 @primitive
-def nobacksies(message: str, x):
+def nobacksies(message: str, x: Any) -> Any:
     """Identity going forward; back-propagating through it raises an error with ``message``.
 
     >>> import trackerlab as tl
@@ -67,7 +69,7 @@ def _(message, x):
 
 
 @primitive
-def checkpoint(f, *args, **settings):
+def checkpoint(f: Callable, *args: Any, **settings: Any) -> Any:
     """``f(*args, **settings)`` without keeping its tape: the backward pass runs ``f`` again to get it.
     Gradients go to ``args``; keyword ``settings`` are constants.
 
