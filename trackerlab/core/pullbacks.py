@@ -26,62 +26,57 @@ def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
     by ``unbroadcast``) is not checked. Plain unary and binary calls without settings (most nodes of any
     tape) skip the general path.
     """
+    args = node.args
     if node.back is not None:
         sent = _custom(node, g, nest)
-        check_fit(node, sent)
-        return sent
-    func = node.func
-    rules = func.rule
-    args = node.args
-    if nest or node.kwargs or type(rules) is not tuple:
-        sent = _pullback(node, g, nest, lend)
-    elif len(args) == 1:
-        x = args[0]
-        if type(x) is not Tracked or rules[0] is None:
-            return [None]
-        sent = [rules[0](g, node.data, x.data)]
-    elif len(args) == 2 and len(rules) == 2:
-        x, y = args
-        first, second = rules
-        ans = node.data
-        # operands of two dtypes: the lower precision promoted to the result's, as in the forward
-        if type(x) is Tracked:
-            a = x.data
-            if type(y) is Tracked:
-                b = y.data
-                if type(a) is NDARRAY and type(b) is NDARRAY and a.dtype is not b.dtype:
-                    a, b = in_result_precision((a, b), ans)
-                sent = [
-                    None if first is None else first(g, ans, a, b),
-                    None if second is None else second(g, ans, a, b),
-                ]
-            else:
-                if type(a) is NDARRAY and type(y) is NDARRAY and a.dtype is not y.dtype:
-                    a, y = in_result_precision((a, y), ans)
-                sent = [None if first is None else first(g, ans, a, y), None]
-        elif type(y) is Tracked:
-            b = y.data
-            if type(x) is NDARRAY and type(b) is NDARRAY and x.dtype is not b.dtype:
-                x, b = in_result_precision((x, b), ans)
-            sent = [None, None if second is None else second(g, ans, x, b)]
-        else:
-            return [None, None]
     else:
-        sent = _pullback(node, g, nest, lend)
-    if rules is not getattr(func, "fits", None):
-        check_fit(node, sent)
-    return sent
-
-
-def check_fit(node: Tracked, sent) -> None:
-    """Raise unless each sensitivity in ``sent`` fits its argument of ``node``: a fast test (the same type,
-    shape and dtype), and ``check_sent``, which names what is wrong, for the rest."""
-    for arg, s in zip(node.args, sent):
+        func = node.func
+        rules = func.rule
+        if nest or node.kwargs or type(rules) is not tuple:
+            sent = _pullback(node, g, nest, lend)
+        elif len(args) == 1:
+            x = args[0]
+            if type(x) is not Tracked or rules[0] is None:
+                return [None]
+            sent = [rules[0](g, node.data, x.data)]
+        elif len(args) == 2 and len(rules) == 2:
+            x, y = args
+            first, second = rules
+            ans = node.data
+            # operands of two dtypes: the lower precision promoted to the result's, as in the forward
+            if type(x) is Tracked:
+                a = x.data
+                if type(y) is Tracked:
+                    b = y.data
+                    if type(a) is NDARRAY and type(b) is NDARRAY and a.dtype is not b.dtype:
+                        a, b = in_result_precision((a, b), ans)
+                    sent = [
+                        None if first is None else first(g, ans, a, b),
+                        None if second is None else second(g, ans, a, b),
+                    ]
+                else:
+                    if type(a) is NDARRAY and type(y) is NDARRAY and a.dtype is not y.dtype:
+                        a, y = in_result_precision((a, y), ans)
+                    sent = [None if first is None else first(g, ans, a, y), None]
+            elif type(y) is Tracked:
+                b = y.data
+                if type(x) is NDARRAY and type(b) is NDARRAY and x.dtype is not b.dtype:
+                    x, b = in_result_precision((x, b), ans)
+                sent = [None, None if second is None else second(g, ans, x, b)]
+            else:
+                return [None, None]
+        else:
+            sent = _pullback(node, g, nest, lend)
+        if rules is getattr(func, "fits", None):
+            return sent
+    # The one check that each sensitivity fits its argument: a fast test (the same type, shape and dtype; in a
+    # recorded walk, of a tracked sensitivity's value), and ``check_sent``, which names what is wrong, for the rest
+    for arg, s in zip(args, sent):
         if s is None or type(arg) is not Tracked:
             continue
         value = arg.data
         kind = type(s)
-        if kind is TrackedArray:  # a recorded walk: the same test on its value
+        if kind is TrackedArray:
             s = s.tracker.data
             kind = type(s)
         if kind is NDARRAY:
@@ -90,7 +85,8 @@ def check_fit(node: Tracked, sent) -> None:
         elif (kind is float and type(value) is float) or (kind in REAL_SCALARS and type(value) in REAL_SCALARS):
             continue
         check_sent(node, sent)
-        return
+        break
+    return sent
 
 
 def _pullback(node: Tracked, g, nest: bool, lend=None) -> list:

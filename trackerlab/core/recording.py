@@ -87,16 +87,19 @@ class recording:
     __slots__ = ("before", "on")
 
     def __init__(self, on: bool):
-        self.on = on
+        self.on = bool(on)
 
     def __enter__(self):
         state = RECORDING
-        self.before = state.on
-        state.on = self.on
+        self.before = before = state._on
+        if before is not self.on:
+            state.on = self.on
         return self
 
     def __exit__(self, *exc) -> bool:
-        RECORDING.on = self.before
+        state = RECORDING
+        if state._on is not self.before:
+            state.on = self.before
         return False
 
 
