@@ -300,8 +300,10 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
     def product(name, a, b):
         start = clock()
         out = a @ b
-        products[f"{name}: {a.shape} @ {b.shape}, {'C' if a.flags.c_contiguous else 'F'}·"
-                 f"{'C' if b.flags.c_contiguous else 'F'}"].append(clock() - start)
+        products[
+            f"{name}: {a.shape} @ {b.shape}, {'C' if a.flags.c_contiguous else 'F'}·"
+            f"{'C' if b.flags.c_contiguous else 'F'}"
+        ].append(clock() - start)
         return out
 
     def hand_written_products():

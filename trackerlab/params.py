@@ -16,6 +16,7 @@ from .presentation import text
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]
 
+
 class Params:
     """An ordered set of tracked parameters, for ``gradient(f, Params([W, b]))`` and the optimisers.
 
@@ -91,7 +92,6 @@ class Grads:
 
     def __repr__(self) -> str:
         return text.grads_repr(self)
-
 
 
 def update_(x: Any, Δ: Any, grads: Grads | None = None) -> Any:

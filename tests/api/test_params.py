@@ -43,8 +43,11 @@ def _by_hand(name, steps):
 
 
 def _optimiser(name):
-    return {"Descent": lambda: tl.optim.Descent(0.05), "Momentum": lambda: tl.optim.Momentum(0.01, 0.9),
-            "ADAM": lambda: tl.optim.ADAM(0.01)}[name]()
+    return {
+        "Descent": lambda: tl.optim.Descent(0.05),
+        "Momentum": lambda: tl.optim.Momentum(0.01, 0.9),
+        "ADAM": lambda: tl.optim.ADAM(0.01),
+    }[name]()
 
 
 @pytest.mark.parametrize("name", ["Descent", "Momentum", "ADAM"])

@@ -289,7 +289,9 @@ def test_the_dask_benchmark_runs_and_matches_the_hand_written_gradient():
     from benchmarks import dask_logreg
     from benchmarks import run as suite
 
-    local = dask_logreg.workloads(smoke=True)[0]  # the cluster group starts processes: `python -m benchmarks --only dask`
+    local = dask_logreg.workloads(smoke=True)[
+        0
+    ]  # the cluster group starts processes: `python -m benchmarks --only dask`
     rows = suite.measure(local, repeats=1, log=lambda *_: None)
     assert [row["name"] for row in rows] == ["floor", "trackerlab"]
     assert rows[1]["verified"] and rows[1]["times"][0] > 0

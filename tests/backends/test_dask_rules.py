@@ -143,8 +143,6 @@ def _loss(y, lazy_weights: bool):
     return total
 
 
-
-
 def _gradients(f, args, mode: str):
     if mode == "numpy":
         params = [tl.param(a) for a in args]

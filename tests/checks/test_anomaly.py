@@ -266,7 +266,9 @@ def test_a_notebook_cell_is_named_as_ipython_names_it(ip):
     with capture_output():
         count = ip.execution_count  # the number of the next cell run with its history stored
         ip.run_cell("def root(v):\n    return tl.sqrt(v)", store_history=True)
-        result = ip.run_cell("with tl.detect_anomaly():\n    x = tl.param(a)\n    tl.back_(tl.sum(root(x)))", store_history=True)
+        result = ip.run_cell(
+            "with tl.detect_anomaly():\n    x = tl.param(a)\n    tl.back_(tl.sum(root(x)))", store_history=True
+        )
     error = result.error_in_exec
     assert isinstance(error, AnomalyError) and error.op == "sqrt"
     message = str(error)

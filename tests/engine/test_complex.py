@@ -142,7 +142,10 @@ CASES = {
     "cosh": [(tl.cosh, Z)],
     "tanh": [(tl.tanh, SMALL)],
     # fused pullbacks (nested AD): holomorphic in g and in t or x
-    "_tanh_backward": [(lambda g, t: op["_tanh_backward"](g, t), Z, SMALL), (lambda g, t: op["_tanh_backward"](g, t), Z, R)],
+    "_tanh_backward": [
+        (lambda g, t: op["_tanh_backward"](g, t), Z, SMALL),
+        (lambda g, t: op["_tanh_backward"](g, t), Z, R),
+    ],
     "_power_backward": [
         (lambda g, x: op["_power_backward"](g, x, exponent=3), Z, W),
         (lambda g, x: op["_power_backward"](g, x, exponent=2.5), W, POS),

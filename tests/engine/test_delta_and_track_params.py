@@ -15,7 +15,9 @@ from IPython.utils.capture import capture_output
 import trackerlab as tl
 
 
-@pytest.mark.parametrize(("delta", "kind"), [("a", "str"), (b"1", "bytes"), ({"a": 1}, "dict"), (np.array(["a"] * 3), "<U1")])
+@pytest.mark.parametrize(
+    ("delta", "kind"), [("a", "str"), (b"1", "bytes"), ({"a": 1}, "dict"), (np.array(["a"] * 3), "<U1")]
+)
 @pytest.mark.parametrize("who", ["back_", "backprop_steps", "back"])  # back: forward's backpropagator
 def test_a_delta_that_is_not_numbers_is_refused_naming_delta(delta, kind, who):
     x = tl.param(np.ones(3))
@@ -56,7 +58,11 @@ def run(ip, source):
 
 @pytest.mark.parametrize(
     ("language", "words"),
-    [("en", "c is computed (the result of multiply), not a parameter"), ("ja", "c は計算された値（multiply の結果）"), ("zh", "c 是计算得到的值（multiply 的结果）")],
+    [
+        ("en", "c is computed (the result of multiply), not a parameter"),
+        ("ja", "c は計算された値（multiply の結果）"),
+        ("zh", "c 是计算得到的值（multiply 的结果）"),
+    ],
 )
 def test_track_p_refuses_a_computed_value(ip, language, words):
     tl.set_language(language)

@@ -34,7 +34,9 @@ def _domain_values(domain, shape, seed):
     """Values of a case table's domain: a (low, high, away) triple or one of the grids of test_rules."""
     if hasattr(domain, "example") and domain is not GRID and domain is not DIVISORS:
         try:  # st.just(v): its one value
-            return np.full(shape, float(domain.wrapped_strategy.value if hasattr(domain, "wrapped_strategy") else domain.value))
+            return np.full(
+                shape, float(domain.wrapped_strategy.value if hasattr(domain, "wrapped_strategy") else domain.value)
+            )
         except AttributeError:
             pass
     return fixed(shape, domain, seed)
@@ -131,7 +133,9 @@ def _problems(family):
                 problems.append(f"{where}, argument {i + 1}: float64 parameter, gradient {got.dtype}")
             elif not np.allclose(got, want, rtol=1e-11, atol=1e-12 * (1 + np.max(np.abs(want), initial=0))):
                 error = np.max(np.abs(got - want)) / (np.max(np.abs(want)) or 1)
-                problems.append(f"{where}, argument {i + 1}: float64 parameter, computed in float32 (error {error:.1e})")
+                problems.append(
+                    f"{where}, argument {i + 1}: float64 parameter, computed in float32 (error {error:.1e})"
+                )
         if positions:
             # every argument a float32 parameter, the loss weighed in float64
             xs = [args[i].astype(np.float32) for i in positions]
@@ -204,7 +208,9 @@ def test_gradient_dtype_with_every_kind_of_operand(op, operand, dtype):
     assert tl.data(second).dtype == dtype
     # and the numbers: the gradient in float64 (or of the float32 values, made float64), rounded
     (exact,) = tl.gradient(lambda x: tl.sum(op(x, c)), x.astype(np.float64))
-    np.testing.assert_allclose(tl.data(first), tl.data(exact).astype(dtype), rtol=1e-6 if dtype == np.float32 else 1e-15)
+    np.testing.assert_allclose(
+        tl.data(first), tl.data(exact).astype(dtype), rtol=1e-6 if dtype == np.float32 else 1e-15
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -302,7 +308,9 @@ def test_params_forward_jacobian_and_hessian_give_the_parameters_dtype():
 
 
 @pytest.mark.parametrize("reset", [False, True])
-@pytest.mark.parametrize(("old", "new"), [(np.float64, np.float32), (np.float32, np.float64), (np.float64, np.complex64)])
+@pytest.mark.parametrize(
+    ("old", "new"), [(np.float64, np.float32), (np.float32, np.float64), (np.float64, np.complex64)]
+)
 def test_a_new_dtype_given_by_data_is_the_gradients_dtype(old, new, reset):
     x = tl.param(np.ones(3, old))
     tl.back_(tl.sum(x * 2.0))

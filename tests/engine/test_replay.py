@@ -17,7 +17,9 @@ def test_a_gradient_of_params_whose_f_draws_new_random_numbers_is_refused_when_d
         return tl.sum(tl.tanh(w * mask * 2.0) ** 2)
 
     g = tl.gradient(f, tl.Params([w]))
-    with pytest.raises(RuntimeError, match=r"gradient: f gave a different value when it was run again for the backward pass"):
+    with pytest.raises(
+        RuntimeError, match=r"gradient: f gave a different value when it was run again for the backward pass"
+    ):
         tl.back_(tl.sum(g[w] ** 2))
     assert w.grad is None or not np.any(tl.data(w.grad))  # nothing accumulated
 
@@ -30,7 +32,9 @@ def test_a_gradient_whose_f_changes_state_it_reads_is_refused_when_differentiate
         return tl.sum(tl.sin(x) * len(calls))
 
     (gx,) = tl.gradient(f, np.array([0.3, 0.9]))
-    with pytest.raises(RuntimeError, match=r"forward: f gave a different value when it was run again for the backward pass"):
+    with pytest.raises(
+        RuntimeError, match=r"forward: f gave a different value when it was run again for the backward pass"
+    ):
         tl.back_(tl.sum(gx * gx))
 
 
@@ -61,7 +65,9 @@ def test_checkpoint_refuses_an_f_that_draws_new_random_numbers_in_the_replay():
     rng = np.random.default_rng(1)
     x = tl.param(np.array([0.2, 0.4, 0.6, 0.8]))
     y = tl.checkpoint(lambda t: tl.sum(t * (rng.random(4) > 0.5)), x)
-    with pytest.raises(RuntimeError, match=r"checkpoint: f gave a different value when it was run again for the backward pass"):
+    with pytest.raises(
+        RuntimeError, match=r"checkpoint: f gave a different value when it was run again for the backward pass"
+    ):
         tl.back_(y)
 
 

@@ -12,7 +12,13 @@ X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 
 @pytest.mark.parametrize(
     "make",
-    [lambda x: tl.sum(x), lambda x: tl.sum(x[0] * 2.0), lambda x: x[1, 2], lambda x: tl.param(2.0), lambda x: x[0] @ x[1]],
+    [
+        lambda x: tl.sum(x),
+        lambda x: tl.sum(x[0] * 2.0),
+        lambda x: x[1, 2],
+        lambda x: tl.param(2.0),
+        lambda x: x[0] @ x[1],
+    ],
 )
 @pytest.mark.parametrize("spelling", [list, tuple, sum, lambda s: [v for v in s], lambda s: next(iter(s))])
 def test_iterating_a_tracked_number_is_refused(make, spelling):

@@ -401,7 +401,9 @@ def test_a_cast_to_an_integer_or_bool_dtype_carries_no_gradient(dtype, cast):
     np.testing.assert_array_equal(tl.data(g), x0.astype(dtype).astype(float))
 
 
-@pytest.mark.parametrize("source, target", [(np.float64, np.float32), (np.float32, np.float64), (np.float64, np.float16)])
+@pytest.mark.parametrize(
+    "source, target", [(np.float64, np.float32), (np.float32, np.float64), (np.float64, np.float16)]
+)
 def test_a_floating_cast_is_tracked_and_its_gradient_has_the_inputs_dtype(source, target):
     x = tl.param(np.array([1.5, -2.5], dtype=source))
     y = x.astype(target)
@@ -444,7 +446,9 @@ def test_a_rule_returning_the_wrong_thing_is_an_error_naming_it(result, problem)
     f = _custom(result)
     with pytest.raises(TypeError) as error:
         f(tl.param(1.0))
-    assert str(error.value) == f"f: the gradient rule {problem}" or str(error.value).startswith(f"f: the gradient rule {problem}")
+    assert str(error.value) == f"f: the gradient rule {problem}" or str(error.value).startswith(
+        f"f: the gradient rule {problem}"
+    )
 
 
 def test_track_with_a_list_of_tracked_values_is_an_error():

@@ -171,6 +171,7 @@ def test_bad_inputs_are_named():
 
 def test_other_backends_and_edge_cases():
     import array_api_strict as xp
+
     a = tl.param(xp.asarray([1.0, 2.0]))
     shown = text(html_repr(tl.sum(a * a)))
     assert shown.startswith("TrackedReal scalar float64 (array_api_strict · ")
@@ -189,7 +190,10 @@ def test_the_repr_follows_jupyterlab_and_the_docs_dark_themes():
     assert css.count(dark) == 2
     assert f'body[data-jp-theme-light="false"] .tl-repr,body[data-theme="dark"] .tl-repr{{{dark}' in css
     # the reader's colour scheme only where the page names no light theme of its own
-    assert '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{' in css
+    assert (
+        '@media (prefers-color-scheme:dark){body:not([data-jp-theme-light="true"]):not([data-theme="light"]) .tl-repr{'
+        in css
+    )
     assert ".tl-repr{--tl-fg:var(--jp-content-font-color1,#1f2328)" in css
 
 

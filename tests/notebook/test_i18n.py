@@ -194,7 +194,11 @@ def test_no_catalog_keeps_a_message_the_code_no_longer_asks_for():
     ("code", "labels", "words"),
     [
         ("en", ["first step", "last step"], ["previous step", "next step", "pause", "step {i} of {n}"]),
-        ("ja", ["最初のステップ", "最後のステップ"], ["前のステップ", "次のステップ", "一時停止", "ステップ {i} / {n}"]),
+        (
+            "ja",
+            ["最初のステップ", "最後のステップ"],
+            ["前のステップ", "次のステップ", "一時停止", "ステップ {i} / {n}"],
+        ),
         ("zh", ["第一步", "最后一步"], ["上一步", "下一步", "暂停", "第 {i} 步，共 {n} 步"]),
     ],
 )

@@ -76,7 +76,10 @@ def test_text_reprs_of_lazy_values_compute_nothing(counted):
     for value in SHOWN:
         assert value not in repr(p) + repr(y.tracker)
     small = tl.param(counted.array(VALUES[:2, :3], (1, 3)))  # small enough to be written out, were it computed
-    assert repr(small.tracker) == "Tracked(ref=0, f=Call(param, ()), isleaf=True, data=<2×3 float64 lazy>, grad=<2×3 float64 lazy>)"
+    assert (
+        repr(small.tracker)
+        == "Tracked(ref=0, f=Call(param, ()), isleaf=True, data=<2×3 float64 lazy>, grad=<2×3 float64 lazy>)"
+    )
     assert counted.computes == 0
 
 
@@ -108,7 +111,9 @@ def test_stepper_on_a_lazy_graph_says_what_it_would_compute_and_computes_nothing
     leaf = texts[-1].splitlines()
     assert leaf[0].endswith("p (a leaf)")
     # p is used twice (sin(p) * p): its Δ is the lazy sum of both parts, described once, not computed
-    assert re.fullmatch(r"Δ arrived: lazy 8×5 float64, chunks \d+×5 · \d+ blocks?  \(used 2 times: from .+, .+\)", leaf[1])
+    assert re.fullmatch(
+        r"Δ arrived: lazy 8×5 float64, chunks \d+×5 · \d+ blocks?  \(used 2 times: from .+, .+\)", leaf[1]
+    )
     assert any(re.search(r"→ p: .*\(p now holds the sum of 2: lazy 8×5 float64", t) for t in texts)
     assert re.fullmatch(r"p\.grad \+= lazy 8×5 float64, chunks \d+×5 · \d+ blocks?", leaf[2])
     steps = stepper.steps[:]

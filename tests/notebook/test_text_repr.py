@@ -90,6 +90,7 @@ def test_reprs_are_the_same_in_every_run():
 
 def test_other_array_api_backends_print_as_numpy():
     import array_api_strict as xp
+
     a = tl.param(xp.asarray([1.0, 2.0]))
     assert repr(a) == "Tracked 2-element float64 array:\n[1. 2.]"
     assert repr(tl.sum(a)) == "3.0 (tracked)"

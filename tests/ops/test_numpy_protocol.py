@@ -289,7 +289,9 @@ SPELLED = {
     "np.hsplit": lambda x: np.hsplit(x, 3)[1],
     "np.vsplit": lambda x: np.vsplit(x, [1])[1],
     "np.kron": lambda x: np.kron(x, C[:2, :2]),
-    "np.linalg.eig": lambda x: np.real(np.linalg.eig(x)[0]) + np.imag(np.linalg.eig(x)[1] * np.conj(np.linalg.eig(x)[1])),
+    "np.linalg.eig": lambda x: (
+        np.real(np.linalg.eig(x)[0]) + np.imag(np.linalg.eig(x)[1] * np.conj(np.linalg.eig(x)[1]))
+    ),
     "np.linalg.eigh": lambda x: np.linalg.eigh(x)[1] * np.linalg.eigh(x)[1][:1],
     "np.linalg.eigvals": lambda x: np.imag(np.linalg.eigvals(x)) ** 2,
     "np.linalg.svd": lambda x: np.linalg.svd(x)[1] * np.linalg.svd(x)[0][:1] * np.linalg.svd(x)[2][:, :1].T,

@@ -159,7 +159,11 @@ REFUSED = {
     "np.linalg.norm(x, axis=(0, 5))": (lambda a: np.linalg.norm(a, axis=(0, 5)), ValueError, "norm: axis 5"),
     "np.linalg.norm(x, 2, axis=(-3, 1))": (lambda a: np.linalg.norm(a, 2, axis=(-3, 1)), ValueError, "norm: axis -3"),
     "np.linalg.norm(x, 'fro', axis=0)": (lambda a: np.linalg.norm(a, "fro", axis=0), ValueError, "ord='fro' is a norm"),
-    "np.linalg.norm(x[0], 'fro')": (lambda a: np.linalg.norm(a[0], "fro"), ValueError, "ord='fro' is a norm of matrices"),
+    "np.linalg.norm(x[0], 'fro')": (
+        lambda a: np.linalg.norm(a[0], "fro"),
+        ValueError,
+        "ord='fro' is a norm of matrices",
+    ),
     "np.linalg.norm(x, 'nuc', axis=1)": (lambda a: np.linalg.norm(a, "nuc", axis=1), ValueError, "ord='nuc' is a norm"),
     "np.average(x, axis=1, weights=[1, -1, 0, 0])": (
         lambda a: np.average(a, axis=1, weights=np.array([1.0, -1.0, 0.0, 0.0])),
@@ -360,7 +364,10 @@ NUMPY_AXES = {
     "norm": (lambda x: tl.norm(x, axis=np.int64(1)), lambda x: tl.norm(x, axis=1)),
     "squeeze": (lambda x: tl.squeeze(x[:, :1], axis=np.int64(1)), lambda x: tl.squeeze(x[:, :1], axis=1)),
     "expand_dims": (lambda x: tl.expand_dims(x, np.int64(1)), lambda x: tl.expand_dims(x, 1)),
-    "tensordot": (lambda x: tl.tensordot(x, W_SETTINGS.T, axes=np.int64(1)), lambda x: tl.tensordot(x, W_SETTINGS.T, axes=1)),
+    "tensordot": (
+        lambda x: tl.tensordot(x, W_SETTINGS.T, axes=np.int64(1)),
+        lambda x: tl.tensordot(x, W_SETTINGS.T, axes=1),
+    ),
 }
 
 

@@ -124,8 +124,13 @@ def test_the_deep_chain_profile_splits_the_time_it_measures():
     from benchmarks import deep_chain
 
     text = deep_chain.profile(blocks=50, peers=False)
-    for part in ("forward pass (recording)", "cyclic collector", "backward pass (back_)", "pullbacks alone",
-                 "hand-written NumPy"):
+    for part in (
+        "forward pass (recording)",
+        "cyclic collector",
+        "backward pass (back_)",
+        "pullbacks alone",
+        "hand-written NumPy",
+    ):
         assert part in text
     kept = float(text.split(" objects it tracks kept per op")[0].rsplit(" ", 1)[1])
     assert 1.9 <= kept <= 2.01  # a node and its arguments' tuple per recorded op
@@ -140,8 +145,15 @@ def test_the_hvp_profile_splits_the_time_by_phase_and_its_numpy_work_is_the_hvp(
     # the NumPy work the profile sets beside each phase computes what trackerlab computes: its walk ends in H v
     np.testing.assert_allclose(hvp._numeric_work(A, x, v)["walk"](), hvp.floor((A, x, v))()[0], rtol=1e-12)
     text = hvp.profile(number=3)
-    for part in ("analytic floor", "of which NumPy's work", "inner forward", "recorded walk", "plain walk",
-                 "the rest", "5× the floor leaves"):
+    for part in (
+        "analytic floor",
+        "of which NumPy's work",
+        "inner forward",
+        "recorded walk",
+        "plain walk",
+        "the rest",
+        "5× the floor leaves",
+    ):
         assert part in text
     assert "the outer walk goes over 8 recorded ops and 1 leaf" in text
     # recorded with A @ x, checked by the inner walk (whose A.T @ g takes the value it compared), checked once

@@ -80,7 +80,9 @@ def _assert_gradients(f, args, rtol=1e-5, atol=1e-6):
             got = route(f, moved, W)
             for i, (g, w) in enumerate(zip(got, want)):
                 assert np.shape(g) == w.shape, f"{route.__name__}, {layout}: argument {i + 1} has shape {np.shape(g)}"
-                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"{route.__name__}, {layout}, arg {i + 1}")
+                np.testing.assert_allclose(
+                    g, w, rtol=rtol, atol=atol, err_msg=f"{route.__name__}, {layout}, arg {i + 1}"
+                )
     single = [a.astype(np.float32) for a in args]
     for i, g in enumerate(_by_back(f, single, W.astype(np.float32))):
         assert np.asarray(g).dtype == np.float32, f"float32 argument {i + 1} got a {np.asarray(g).dtype} gradient"
@@ -128,8 +130,27 @@ def test_unary_in_every_layout_and_float32(name):
 
 
 # every broadcast: equal shapes, a row, a column against a row, a 0-d array, a size-1 axis, more dimensions
-SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 4)), ((), (3, 4)), ((3, 4), ()), ((2, 1, 4), (3, 1))]
-BINARY = ["add", "subtract", "multiply", "divide", "power", "float_power", "hypot", "arctan2", "logaddexp", "logaddexp2"]
+SHAPES = [
+    ((3, 4), (3, 4)),
+    ((3, 4), (4,)),
+    ((4,), (3, 4)),
+    ((3, 1), (1, 4)),
+    ((), (3, 4)),
+    ((3, 4), ()),
+    ((2, 1, 4), (3, 1)),
+]
+BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "power",
+    "float_power",
+    "hypot",
+    "arctan2",
+    "logaddexp",
+    "logaddexp2",
+]
 
 
 @pytest.mark.parametrize("shapes", SHAPES, ids=str)
@@ -359,7 +380,7 @@ DERIVATIVES = {
     "x ** 5": (lambda x: x**5, [5 * X0**4, 20 * X0**3, 60 * X0**2, 120 * X0]),
     "log": (tl.log, [1 / X0, -1 / X0**2, 2 / X0**3, -6 / X0**4]),
     "1 / x": (lambda x: 1 / x, [-1 / X0**2, 2 / X0**3, -6 / X0**4, 24 / X0**5]),
-    "exp(2x)": (lambda x: tl.exp(2 * x), [2 ** k * math.exp(2 * X0) for k in range(1, 5)]),
+    "exp(2x)": (lambda x: tl.exp(2 * x), [2**k * math.exp(2 * X0) for k in range(1, 5)]),
     "prod of a stack": (lambda x: tl.prod(tl.stack([x, x * x, x])), [4 * X0**3, 12 * X0**2, 24 * X0, 24.0]),
     "det": (
         lambda x: tl.det(tl.reshape(tl.stack([x, 1.0 + 0 * x, 2 * x, x * x]), (2, 2))),

@@ -42,10 +42,7 @@ def test_the_package_names_nothing_an_operation_is_called():
     """The package's own imports never shadow, or are shadowed by, a function of the tables."""
     tree = ast.parse((ROOT / "trackerlab" / "__init__.py").read_text(encoding="utf-8"))
     imported = {
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
+        alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names
     }
     assert not imported & set(functions())
 

@@ -168,7 +168,10 @@ def alternating(shapes):
     """Arguments of ``shapes`` in ±[0.1, 0.6], alternating in sign: away from the remainder's jumps (multiples
     of 0.7) and the selections' thresholds, for the cases of composites."""
     signs = [np.where(np.arange(np.prod(s, dtype=int)) % 2, 1.0, -1.0).reshape(s) for s in shapes]
-    return [np.asarray(np.random.default_rng(k).uniform(0.1, 0.6, s) * sign) for k, (s, sign) in enumerate(zip(shapes, signs))]
+    return [
+        np.asarray(np.random.default_rng(k).uniform(0.1, 0.6, s) * sign)
+        for k, (s, sign) in enumerate(zip(shapes, signs))
+    ]
 
 
 def family_tests(family: str, unary=None, binary=None, other=None) -> dict:
@@ -229,7 +232,6 @@ def family_tests(family: str, unary=None, binary=None, other=None) -> dict:
     return tests
 
 
-
 def case_tests(family: str, cases: dict, backends=BACKENDS) -> dict:
     """The rule tests of a family whose cases are calls, ``{name: [(f, *args), ...]}``: a case for every
     rule, and each case checked on each backend. Put in the file's namespace with ``globals().update``."""
@@ -245,6 +247,7 @@ def case_tests(family: str, cases: dict, backends=BACKENDS) -> dict:
             check(f, *args, backend=backend)
 
     return {"test_every_rule_has_a_case": test_every_rule_has_a_case, "test_rule": test_rule}
+
 
 # ---------------------------------------------------------------- the tables as a whole
 

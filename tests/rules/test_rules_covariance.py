@@ -70,9 +70,12 @@ def test_cov_by_hand():
 
 @pytest.mark.parametrize("operands", ["m", "m,y", "columns", "one"])
 def test_corrcoef_gives_numpys_value_and_gradients(operands):
-    m, y, rowvar = {"m": (M, None, True), "m,y": (M, Y, True), "columns": (M.T, None, False), "one": (M[0], None, True)}[
-        operands
-    ]
+    m, y, rowvar = {
+        "m": (M, None, True),
+        "m,y": (M, Y, True),
+        "columns": (M.T, None, False),
+        "one": (M[0], None, True),
+    }[operands]
     want = np.corrcoef(m, y, rowvar)
     got = tl.corrcoef(tl.param(m), y, rowvar)
     np.testing.assert_allclose(tl.data(got), want, rtol=1e-12)
@@ -113,7 +116,11 @@ def test_too_few_observations_warn_as_numpy_does():
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda m: tl.cov(tl.reshape(m, (3, 2, 3))), ValueError, "cov: m has more than 2 dimensions (got shape (3, 2, 3))"),
+        (
+            lambda m: tl.cov(tl.reshape(m, (3, 2, 3))),
+            ValueError,
+            "cov: m has more than 2 dimensions (got shape (3, 2, 3))",
+        ),
         (lambda m: tl.cov(m, aweights=-AW), ValueError, "cov: aweights cannot be negative"),
         (lambda m: tl.cov(m, fweights=FW + 0.5), TypeError, "cov: fweights must be whole numbers"),
         (lambda m: tl.cov(m, fweights=FW[:4]), ValueError, "cov: fweights has 4 entries for 6 observations"),
@@ -138,7 +145,11 @@ AW_COVARIANCE = np.array([0.5, 0.0, 1.5, 2.0, 1.0])
 
 @pytest.mark.parametrize(
     "options",
-    [{"aweights": np.zeros(5)}, {"fweights": np.zeros(5, dtype=int)}, {"fweights": [1, 0, 0, 2, 0], "aweights": [0, 1, 2, 0, 3]}],
+    [
+        {"aweights": np.zeros(5)},
+        {"fweights": np.zeros(5, dtype=int)},
+        {"fweights": [1, 0, 0, 2, 0], "aweights": [0, 1, 2, 0, 3]},
+    ],
 )
 def test_cov_refuses_weights_that_sum_to_zero(options):
     with pytest.raises(ZeroDivisionError):
@@ -152,13 +163,18 @@ def test_cov_refuses_tracked_aweights_that_sum_to_zero():
         tl.cov(M_COVARIANCE, aweights=tl.param(np.zeros(5)))
 
 
-@pytest.mark.parametrize("options", [{"aweights": AW_COVARIANCE}, {"fweights": [1, 2, 1, 3, 1]}, {"aweights": AW_COVARIANCE.astype(np.float32)}])
+@pytest.mark.parametrize(
+    "options",
+    [{"aweights": AW_COVARIANCE}, {"fweights": [1, 2, 1, 3, 1]}, {"aweights": AW_COVARIANCE.astype(np.float32)}],
+)
 def test_cov_with_weights_and_a_float32_dtype_is_double_as_numpys(options):
     want = np.cov(M_COVARIANCE, dtype=np.float32, **options)
     got = tl.data(tl.cov(tl.param(M_COVARIANCE), dtype=np.float32, **options))
     assert got.dtype == want.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-6)
-    tl.check_grads(lambda m: tl.cov(m, dtype=np.float32, **options), M_COVARIANCE, order=1, rtol=1e-4, atol=1e-5, eps=1e-3)
+    tl.check_grads(
+        lambda m: tl.cov(m, dtype=np.float32, **options), M_COVARIANCE, order=1, rtol=1e-4, atol=1e-5, eps=1e-3
+    )
 
 
 @pytest.mark.parametrize("rowvar", [True, False])

@@ -22,7 +22,6 @@ def test_linspace_has_checked_gradients(case, backend):
     check(f, *alternating(shapes), backend=backend)
 
 
-
 def test_linspace_of_array_endpoints_matches_numpy():
     a, b = np.array([0.0, 1.0]), np.array([[1.0, 3.0], [2.0, -1.0], [0.5, 0.5]])
     for options in ({}, {"endpoint": False}, {"axis": -1}, {"axis": 1, "num": 4}, {"num": 1}, {"num": 0}):

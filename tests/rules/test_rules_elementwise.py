@@ -117,7 +117,9 @@ def test_sinc_at_zero_has_finite_derivatives():
     x = tl.param(np.array([0.0, 1e-9, 0.5]))
     tl.back_(tl.sum(np.sinc(x)))
     assert np.all(np.isfinite(x.grad))
-    np.testing.assert_allclose(x.grad, [0.0, -(np.pi**2) / 3 * 1e-9, (np.cos(np.pi / 2) - np.sinc(0.5)) / 0.5], atol=1e-15)
+    np.testing.assert_allclose(
+        x.grad, [0.0, -(np.pi**2) / 3 * 1e-9, (np.cos(np.pi / 2) - np.sinc(0.5)) / 0.5], atol=1e-15
+    )
     tl.check_grads(tl.sinc, np.array([0.0, 0.09, 0.11, -0.3]))
 
 
@@ -160,7 +162,11 @@ def test_the_fused_pullback_of_tanh_has_checked_derivatives():
 
 def test_pullbacks_of_tanh_and_powers_record_one_operation_each():
     x = tl.param(np.array([0.3, -0.5]))
-    for f, name in ((tl.tanh, "_tanh_backward"), (lambda x: x**3, "_power_backward"), (lambda x: x**2.0, "_power_backward")):
+    for f, name in (
+        (tl.tanh, "_tanh_backward"),
+        (lambda x: x**3, "_power_backward"),
+        (lambda x: x**2.0, "_power_backward"),
+    ):
         (g,) = tl.gradient(lambda x: tl.sum(f(x)), x)
         assert g.tracker.f.name == name
 
@@ -187,12 +193,23 @@ def test_tanh_and_powers_to_fourth_order():
     s = 1 - t * t
     expected = [s, -2 * t * s, (6 * t * t - 2) * s, 8 * t * s * (2 - 3 * t * t)]
     np.testing.assert_allclose(_derivatives(tl.tanh, 0.4, 4), expected, rtol=1e-12)
-    np.testing.assert_allclose(_derivatives(lambda x: x**3.5, 1.3, 4), [3.5 * 1.3**2.5, 3.5 * 2.5 * 1.3**1.5, 3.5 * 2.5 * 1.5 * 1.3**0.5, 3.5 * 2.5 * 1.5 * 0.5 * 1.3**-0.5], rtol=1e-12)
+    np.testing.assert_allclose(
+        _derivatives(lambda x: x**3.5, 1.3, 4),
+        [3.5 * 1.3**2.5, 3.5 * 2.5 * 1.3**1.5, 3.5 * 2.5 * 1.5 * 1.3**0.5, 3.5 * 2.5 * 1.5 * 0.5 * 1.3**-0.5],
+        rtol=1e-12,
+    )
     np.testing.assert_allclose(_derivatives(lambda x: x**3, 1.3, 4), [3 * 1.3**2, 6 * 1.3, 6.0, 0.0], rtol=1e-12)
     # at 0, where x^(p−k) is infinite once p − k < 0, the derivatives that vanish are exactly 0, not NaN
-    for p, expected in ((0, [0.0] * 4), (1, [1.0, 0.0, 0.0, 0.0]), (2, [0.0, 2.0, 0.0, 0.0]), (3, [0.0, 0.0, 6.0, 0.0])):
+    for p, expected in (
+        (0, [0.0] * 4),
+        (1, [1.0, 0.0, 0.0, 0.0]),
+        (2, [0.0, 2.0, 0.0, 0.0]),
+        (3, [0.0, 0.0, 6.0, 0.0]),
+    ):
         assert _derivatives(lambda x, p=p: x**p, 0.0, 4) == expected
     # the square of tanh, the Hessian-vector product's function, and on arrays: the Hessian's diagonal
     x = np.array([0.3, -0.7])
     t = np.tanh(x)
-    np.testing.assert_allclose(tl.hessian(lambda x: tl.sum(tl.tanh(x) ** 2), x), np.diag((2 - 6 * t * t) * (1 - t * t)), rtol=1e-12)
+    np.testing.assert_allclose(
+        tl.hessian(lambda x: tl.sum(tl.tanh(x) ** 2), x), np.diag((2 - 6 * t * t) * (1 - t * t)), rtol=1e-12
+    )

@@ -77,7 +77,13 @@ CASES = {
         (lambda x: tl.eig(x)[1] * tl.eig(x)[1][..., :1, :], SYM),  # real eigenvectors
         (lambda x: tl.imag(tl.eig(x)[1]) + tl.real(tl.eig(x)[1]) ** 2, rand(2, 4, 4, seed=15)),
     ],
-    "pinv": [(tl.pinv, M23), (tl.pinv, M34.T), (tl.pinv, SQ), (tl.pinv, B523), (lambda x: tl.pinv(x, rcond=1e-10), M34)],
+    "pinv": [
+        (tl.pinv, M23),
+        (tl.pinv, M34.T),
+        (tl.pinv, SQ),
+        (tl.pinv, B523),
+        (lambda x: tl.pinv(x, rcond=1e-10), M34),
+    ],
 }
 
 
@@ -153,7 +159,9 @@ def test_decompositions_through_numpy():
 def test_svd_vectors_at_repeated_singular_values_are_an_error():
     x = tl.param(np.diag([2.0, 2.0, 1.0]))
     u, _s, vh = tl.svd(x)
-    with pytest.raises(ValueError, match=r"svd: the gradient of the singular vectors \(U, Vh\) is undefined where values repeat"):
+    with pytest.raises(
+        ValueError, match=r"svd: the gradient of the singular vectors \(U, Vh\) is undefined where values repeat"
+    ):
         tl.back_(tl.sum(u[:, 0] * vh[0]))
     x = tl.param(np.diag([2.0, 2.0, 1.0]))
     tl.back_(tl.sum(tl.svd(x)[1]))  # the values alone have a gradient: U Vᵀ = I

@@ -50,8 +50,9 @@ def test_matrix_norms_of_singular_values_match_numpy():
         assert float(tl.norm(tl.param(SQ), ord_)) == pytest.approx(np.linalg.norm(SQ, ord_))
         assert tl.norm(SQ, ord_) == pytest.approx(np.linalg.norm(SQ, ord_))  # plain values too
     x = tl.param(M34)
-    np.testing.assert_allclose(tl.data(np.linalg.norm(x, 2, axis=(1, 0), keepdims=True)),
-                               np.linalg.norm(M34, 2, axis=(1, 0), keepdims=True))
+    np.testing.assert_allclose(
+        tl.data(np.linalg.norm(x, 2, axis=(1, 0), keepdims=True)), np.linalg.norm(M34, 2, axis=(1, 0), keepdims=True)
+    )
     np.testing.assert_allclose(tl.data(np.linalg.matrix_norm(x, ord="nuc")), np.linalg.matrix_norm(M34, ord="nuc"))
 
 

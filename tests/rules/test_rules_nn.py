@@ -233,14 +233,18 @@ def test_an_empty_batch_of_labels_is_not_refused():
 Z = np.linspace(-1.0, 2.0, 600).reshape(2, 300)
 
 
-@pytest.mark.parametrize("labels", [np.array([-1, 3], np.int8), np.array([3, -128], np.int8), np.array([5, -1], np.int16)])
+@pytest.mark.parametrize(
+    "labels", [np.array([-1, 3], np.int8), np.array([3, -128], np.int8), np.array([5, -1], np.int16)]
+)
 def test_cross_entropy_refuses_a_negative_narrow_label_beside_many_classes(labels):
     z = Z if labels.dtype.itemsize == 1 else np.zeros((2, 40000))
     with pytest.raises(ValueError, match="cross_entropy: the labels must be classes 0 to"):
         tl.cross_entropy(tl.param(z), labels)
 
 
-@pytest.mark.parametrize("labels", [np.array([299, 127], np.int16), np.array([255, 127], np.uint8), np.array([1, 0], np.int8)])
+@pytest.mark.parametrize(
+    "labels", [np.array([299, 127], np.int16), np.array([255, 127], np.uint8), np.array([1, 0], np.int8)]
+)
 def test_cross_entropy_of_narrow_labels_in_range_is_the_written_out_loss(labels):
     log_p = Z - Z.max(1, keepdims=True)
     log_p -= np.log(np.exp(log_p).sum(1, keepdims=True))

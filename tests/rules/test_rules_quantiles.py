@@ -91,7 +91,16 @@ def test_one_observation_methods_send_everything_to_it():
 
 
 X = (np.array([[0.3, -1.2, 2.0, 0.7, -0.4], [1.1, 0.2, -0.9, 0.4, 2.3]]) * 7).astype(np.float32)
-LEVELS = [0.3, [0.3, 0.6], np.float64(0.3), np.float32(0.3), np.array([0.3], np.float32), np.array(0.3), np.int64(1), [0, 1]]
+LEVELS = [
+    0.3,
+    [0.3, 0.6],
+    np.float64(0.3),
+    np.float32(0.3),
+    np.array([0.3], np.float32),
+    np.array(0.3),
+    np.int64(1),
+    [0, 1],
+]
 
 
 @pytest.mark.parametrize("method", ["linear", "midpoint", "lower"])

@@ -75,14 +75,26 @@ COMPOSITES = [
     (tl.matrix_transpose, np.matrix_transpose, T),
     (tl.atleast_3d, np.atleast_3d, S),
     (tl.atleast_3d, np.atleast_3d, V),
-    (lambda x: tl.atleast_3d(x)[..., 0] * tl.atleast_3d(x, x)[1][..., 0], lambda x: np.atleast_3d(x)[..., 0] * np.atleast_3d(x, x)[1][..., 0], A),
+    (
+        lambda x: tl.atleast_3d(x)[..., 0] * tl.atleast_3d(x, x)[1][..., 0],
+        lambda x: np.atleast_3d(x)[..., 0] * np.atleast_3d(x, x)[1][..., 0],
+        A,
+    ),
     (lambda x, y: tl.column_stack([x, y, x]), lambda x, y: np.column_stack([x, y, x]), rand(4, seed=6), C),
     (lambda x, y: tl.append(x, y), lambda x, y: np.append(x, y), A, V),
     (lambda x, y: tl.append(x, y, axis=0), lambda x, y: np.append(x, y, axis=0), A, B),
-    (lambda x: tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.hsplit(x, [1, 2]))], axis=1), lambda x: np.concatenate([(k + 1.0) * p for k, p in enumerate(np.hsplit(x, [1, 2]))], axis=1), A),
+    (
+        lambda x: tl.concatenate([(k + 1.0) * p for k, p in enumerate(tl.hsplit(x, [1, 2]))], axis=1),
+        lambda x: np.concatenate([(k + 1.0) * p for k, p in enumerate(np.hsplit(x, [1, 2]))], axis=1),
+        A,
+    ),
     (lambda x: tl.hsplit(x, 2)[0] * tl.hsplit(x, 2)[1], lambda x: np.hsplit(x, 2)[0] * np.hsplit(x, 2)[1], V),
     (lambda x: tl.vsplit(x, 2)[0] * tl.vsplit(x, 2)[1], lambda x: np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1], C),
-    (lambda x: tl.dsplit(x, [1])[1] * 2.0 + tl.dsplit(x, [1])[0], lambda x: np.dsplit(x, [1])[1] * 2.0 + np.dsplit(x, [1])[0], T),
+    (
+        lambda x: tl.dsplit(x, [1])[1] * 2.0 + tl.dsplit(x, [1])[0],
+        lambda x: np.dsplit(x, [1])[1] * 2.0 + np.dsplit(x, [1])[0],
+        T,
+    ),
     (tl.rot90, np.rot90, A),
     (lambda x: tl.rot90(x, 2), lambda x: np.rot90(x, 2), A),
     (lambda x: tl.rot90(x, -1, axes=(2, 0)), lambda x: np.rot90(x, -1, axes=(2, 0)), T),
@@ -92,9 +104,24 @@ COMPOSITES = [
     (lambda x: tl.rollaxis(x, -1, 1) * 1.0, lambda x: np.rollaxis(x, -1, 1) * 1.0, rand(2, 3, 4, seed=7)),
     (lambda x, y: tl.vstack([x, y], casting="no"), lambda x, y: np.vstack([x, y], casting="no"), A, B),
     (lambda x, y: tl.hstack([x, y], casting="safe"), lambda x, y: np.hstack([x, y], casting="safe"), A, B),
-    (lambda x, y: tl.concatenate([x, y], axis=1, casting="unsafe"), lambda x, y: np.concatenate([x, y], axis=1, casting="unsafe"), A, B),
-    (lambda x, y: tl.stack([x, y], axis=1, casting="equiv"), lambda x, y: np.stack([x, y], axis=1, casting="equiv"), A, B),
-    (lambda x, y: tl.stack([x, y], dtype=tl.data(x).dtype, casting="no"), lambda x, y: np.stack([x, y], dtype=x.dtype, casting="no"), A, B),
+    (
+        lambda x, y: tl.concatenate([x, y], axis=1, casting="unsafe"),
+        lambda x, y: np.concatenate([x, y], axis=1, casting="unsafe"),
+        A,
+        B,
+    ),
+    (
+        lambda x, y: tl.stack([x, y], axis=1, casting="equiv"),
+        lambda x, y: np.stack([x, y], axis=1, casting="equiv"),
+        A,
+        B,
+    ),
+    (
+        lambda x, y: tl.stack([x, y], dtype=tl.data(x).dtype, casting="no"),
+        lambda x, y: np.stack([x, y], dtype=x.dtype, casting="no"),
+        A,
+        B,
+    ),
 ]
 
 
@@ -149,9 +176,18 @@ def test_shape_function_errors_name_the_function():
 
 def test_shape_functions_take_lists_as_numpy_does():
     rows = [[1.0, 2.0], [3.0, 4.0]]
-    pairs = [(tl.atleast_3d, np.atleast_3d), (tl.rot90, np.rot90), (lambda v: tl.rollaxis(v, 1), lambda v: np.rollaxis(v, 1))]
-    pairs += [(lambda v: tl.hsplit(v, 2)[1], lambda v: np.hsplit(v, 2)[1]), (lambda v: tl.vsplit(v, 2)[0], lambda v: np.vsplit(v, 2)[0])]
+    pairs = [
+        (tl.atleast_3d, np.atleast_3d),
+        (tl.rot90, np.rot90),
+        (lambda v: tl.rollaxis(v, 1), lambda v: np.rollaxis(v, 1)),
+    ]
+    pairs += [
+        (lambda v: tl.hsplit(v, 2)[1], lambda v: np.hsplit(v, 2)[1]),
+        (lambda v: tl.vsplit(v, 2)[0], lambda v: np.vsplit(v, 2)[0]),
+    ]
     for ours, numpys in pairs:
         np.testing.assert_array_equal(ours(rows), numpys(np.array(rows)))
-    np.testing.assert_array_equal(tl.data(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])])), np.column_stack([[1, 2], [3, 4]]))
+    np.testing.assert_array_equal(
+        tl.data(tl.column_stack([[1.0, 2.0], tl.param([3.0, 4.0])])), np.column_stack([[1, 2], [3, 4]])
+    )
     np.testing.assert_array_equal(tl.data(tl.kron([1.0, 2.0], tl.param([1.0, 10.0]))), [1.0, 10.0, 2.0, 20.0])

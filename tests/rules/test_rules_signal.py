@@ -90,7 +90,9 @@ def test_bad_input_is_refused_naming_the_operation(name):
     x = tl.param(A)
     with pytest.raises(ValueError, match=f"{name}: mode must be one of 'full', 'same', 'valid' \\(got 'middle'\\)"):
         f(x, V, "middle")
-    with pytest.raises(ValueError, match=re.escape(f"{name}: a and v must be 1-D sequences (got shapes (5,) and (2, 3))")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{name}: a and v must be 1-D sequences (got shapes (5,) and (2, 3))")
+    ):
         f(x, np.ones((2, 3)))
     with pytest.raises(ValueError, match=re.escape(f"{name}: a and v must not be empty (got shapes (5,) and (0,))")):
         f(x, np.ones(0))

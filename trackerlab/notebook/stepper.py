@@ -92,9 +92,7 @@ class BackpropStepper(widgets.VBox):
                 raise ValueError(f"BackpropStepper: {name} must be an integer {bounds} (got {value!r})")
         self._root = y
         self._check = check_report(check)
-        self._frames = Frames(
-            steps_for("BackpropStepper", y, Δ), _label_map(labels), max_steps, root=_node(y)
-        )
+        self._frames = Frames(steps_for("BackpropStepper", y, Δ), _label_map(labels), max_steps, root=_node(y))
         if self._check is not None:
             self._frames.checks = [self._check.verdict(step.node) for step in self._frames.walk]
         self._drawn: set[int] = set()

@@ -208,6 +208,7 @@ def _in_place(name: str, instead: str):
     method.__name__ = name
     return method
 
+
 # for the generated documentation: each operator and method, by the operation behind it
 OPERATORS = {name: op for name, (op, _) in _OPERATORS.items()}
 METHODS = {name: op for name, (op, _) in _METHODS.items()}

@@ -71,7 +71,6 @@ NON_DIFFERENTIABLE_UFUNCS = frozenset(
 # Functions: (module, name) → the tl function that records it, or an adapter where NumPy's spelling differs
 
 
-
 def _linalg_trace(x, /, *, offset=0, dtype=None):
     return _public("trace")(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 

@@ -29,9 +29,7 @@ def set_language(code: str) -> None:
     >>> tl.set_language("en")
     """
     if not isinstance(code, str) or code.lower().replace("_", "-").split("-")[0] not in LANGUAGES:
-        raise ValueError(
-            f"set_language: unknown language {code!r}; choose one of {', '.join(map(repr, LANGUAGES))}"
-        )
+        raise ValueError(f"set_language: unknown language {code!r}; choose one of {', '.join(map(repr, LANGUAGES))}")
     code = code.lower().replace("_", "-").split("-")[0]
     if code == "en":
         translations = gettext.NullTranslations()

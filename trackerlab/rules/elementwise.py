@@ -205,7 +205,10 @@ _tanh_backward_op = defop(
     "_tanh_backward", _tanh_backward, family="elementwise", doc="g · (1 − t²): the pullback of t = tanh(x)."
 )
 _power_backward_op = defop(
-    "_power_backward", _power_backward, arity=2, family="elementwise",
+    "_power_backward",
+    _power_backward,
+    arity=2,
+    family="elementwise",
     doc="g · p x^(p−1) (0 for p = 0): the pullback of x ** p for a constant number p.",
 )
 

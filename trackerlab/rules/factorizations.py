@@ -123,8 +123,10 @@ pinv = _decomposition("pinv", _pinv, "The Moore-Penrose pseudo-inverse.")
 
 def _refuse_hermitian(name: str, x, hermitian) -> None:
     if hermitian and istracked(x):
-        raise TypeError(f"{name}: hermitian=True reads one triangle only and has no gradient rule; "
-                        "pass hermitian=False (the default)")
+        raise TypeError(
+            f"{name}: hermitian=True reads one triangle only and has no gradient rule; "
+            "pass hermitian=False (the default)"
+        )
 
 
 @wrapper("svd")

@@ -192,4 +192,3 @@ def append(x, values, axis=None):
     if axis is None:
         return concatenate([ravel(x), ravel(values)], axis=0)
     return concatenate([x, values], axis=axis)
-

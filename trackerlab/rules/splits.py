@@ -81,4 +81,3 @@ def vsplit(x, indices_or_sections):
 def dsplit(x, indices_or_sections):
     """``numpy.dsplit``: split along the third axis of an array of 3 or more dimensions."""
     return _split_along("dsplit", x, indices_or_sections, 2, 3)
-
