@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.core.pullbacks import _pullback
+from trackerlab.core.pullbacks import sensitivities
 from trackerlab.core.validation import check_sent
 from trackerlab.ops.registry import operations
 
@@ -71,7 +71,7 @@ def test_a_fitting_rule_sends_each_argument_its_shape_and_kind(name, nest):
             g = _sensitivity(node.data, rng)
             if nest:
                 g = tl.param(g)
-            sent = _pullback(node, g, nest)
+            sent = sensitivities(node, g, nest)
         assert len(sent) == len(args)
         check_sent(node, sent)  # raises, naming the op and the argument, where a sensitivity does not fit
         for arg, s in zip(args, sent):

@@ -32,14 +32,14 @@ def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
     else:
         func = node.func
         rules = func.rule
-        if nest or node.kwargs or type(rules) is not tuple:
-            sent = _pullback(node, g, nest, lend)
-        elif len(args) == 1:
+        kwargs = node.kwargs
+        plain = not nest and not kwargs and type(rules) is tuple
+        if plain and len(args) == 1:
             x = args[0]
             if type(x) is not Tracked or rules[0] is None:
                 return [None]
             sent = [rules[0](g, node.data, x.data)]
-        elif len(args) == 2 and len(rules) == 2:
+        elif plain and len(args) == 2 and len(rules) == 2:
             x, y = args
             first, second = rules
             ans = node.data
@@ -65,8 +65,52 @@ def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
                 sent = [None, None if second is None else second(g, ans, x, b)]
             else:
                 return [None, None]
-        else:
-            sent = _pullback(node, g, nest, lend)
+        else:  # the general path: recorded walks, calls with settings, ``Each`` rules, three or more arguments
+            if lend is not None:
+                before = VERIFIED.now
+                VERIFIED.now = lend
+            try:
+                if nest:
+                    kind = type(g)
+                    if kind is NDARRAY:
+                        # A plain sensitivity of a recorded walk is the walk's own array (a custom pullback's is
+                        # copied): made read-only, as the tape keeps its values, the operations that record it as a
+                        # constant keep it as it is, without a copy (the walk's results are locked so anyway, see
+                        # ``api._as_result``)
+                        if g.flags.writeable:
+                            _setflags(g, False)
+                    elif kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
+                        # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
+                        # (NumPy arrays and numbers, the common case, defer to a tracked operand)
+                        g = _wrap(_leaf(g, None))
+                    ans = _wrap(node)
+                    xs = [_wrap(a) if type(a) is Tracked else a for a in args]
+                else:
+                    ans = node.data
+                    xs = [a.data if type(a) is Tracked else a for a in args]
+                if len(xs) > 1:
+                    xs = in_result_precision(xs, ans)
+                pullbacks = getattr(rules, "pullbacks", None) if type(rules) is not tuple else None
+                if pullbacks is not None:  # an ``Each`` rule (a join of any number of arrays): every operand at once
+                    wanted = [type(a) is Tracked for a in args]
+                    sent = pullbacks(wanted, g, ans, *xs, **kwargs)
+                    if len(sent) != len(args):
+                        raise ValueError(
+                            f"{node.op}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
+                            "it must send one per operand"
+                        )
+                    sent = [s if w else None for w, s in zip(wanted, sent)]
+                else:
+                    n = len(rules)
+                    sent = [
+                        rules[i](g, ans, *xs, **kwargs)
+                        if type(arg) is Tracked and i < n and rules[i] is not None
+                        else None
+                        for i, arg in enumerate(args)
+                    ]
+            finally:
+                if lend is not None:
+                    VERIFIED.now = before
         if rules is getattr(func, "fits", None):
             return sent
     # The one check that each sensitivity fits its argument: a fast test (the same type, shape and dtype; in a
@@ -87,58 +131,6 @@ def sensitivities(node: Tracked, g, nest: bool = False, lend=None) -> list:
         check_sent(node, sent)
         break
     return sent
-
-
-def _pullback(node: Tracked, g, nest: bool, lend=None) -> list:
-    """What the node's rule sends to each argument for the sensitivity ``g``: the general path, for recorded
-    walks (``lend``: see ``sensitivities``), calls with settings, ``Each`` rules and calls of three or more
-    arguments."""
-    if lend is not None:
-        before = VERIFIED.now
-        VERIFIED.now = lend
-        try:
-            return _pullback(node, g, nest)
-        finally:
-            VERIFIED.now = before
-    call = node  # the node holds its call's fields
-    kind = type(g)
-    if nest:
-        if kind is NDARRAY:
-            # A plain sensitivity of a recorded walk is the walk's own array (a custom pullback's is copied): made
-            # read-only, as the tape keeps its values, the operations that record it as a constant keep it
-            # as it is, without a copy (the walk's results are locked so anyway, see ``api._as_result``)
-            if g.flags.writeable:
-                _setflags(g, False)
-        elif kind not in REAL_SCALARS and not isinstance(g, _TrackedValue) and not defers(g):
-            # a constant of the tape, so that `g * x` works where plain arrays refuse tracked operands
-            # (NumPy arrays and numbers, the common case, defer to a tracked operand)
-            g = _wrap(_leaf(g, None))
-    rules = call.func.rule
-    args = call.args
-    kwargs = call.kwargs
-    if nest:
-        ans = _wrap(node)
-        xs = [_wrap(a) if type(a) is Tracked else a for a in args]
-    else:
-        ans = node.data
-        xs = [a.data if type(a) is Tracked else a for a in args]
-    if len(xs) > 1:
-        xs = in_result_precision(xs, ans)
-    pullbacks = getattr(rules, "pullbacks", None) if type(rules) is not tuple else None
-    if pullbacks is not None:  # an ``Each`` rule (a join of any number of arrays): every operand in one call
-        wanted = [type(a) is Tracked for a in args]
-        sent = pullbacks(wanted, g, ans, *xs, **kwargs)
-        if len(sent) != len(args):
-            raise ValueError(
-                f"{node.op}: the rule sent {len(sent)} sensitivities for {len(args)} operands; "
-                "it must send one per operand"
-            )
-        return [s if w else None for w, s in zip(wanted, sent)]
-    n = len(rules)
-    return [
-        rules[i](g, ans, *xs, **kwargs) if type(arg) is Tracked and i < n and rules[i] is not None else None
-        for i, arg in enumerate(args)
-    ]
 
 
 def _custom(node: Tracked, g, nest: bool) -> tuple:
@@ -177,7 +169,7 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
             f"{name}: the pullback returned {got} sensitivities for {len(call.args)} arguments; "
             "return a tuple with one per argument (None for an argument with none)"
         )
-    if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``_pullback``)
+    if nest:  # a plain array goes on as a copy: the walk makes its sensitivities read-only (see ``sensitivities``)
         sent = [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
         if type(node.back) is FirstOrder:  # closes over tl.data(x): marked, so that differentiating it refuses
             sent = [None if s is None else first_order_only(node.back, call.args, s) for s in sent]
