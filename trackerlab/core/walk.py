@@ -165,6 +165,7 @@ class Walk:
         waiting, ready = self.waiting, self.ready
         pop, push = ready.popleft, ready.append
         nothing = _NOTHING
+        plain = not nest
         latest = tape._EPOCH
         while ready:
             if tape._EPOCH != latest:  # a hook, or code between the steps, changed a parameter (update_)
@@ -178,9 +179,17 @@ class Walk:
                 yield node, _in_leaf_dtype(g, node.data), LEAF
                 continue
             try:
-                sent = sensitivities(node, g, nest, lend)
+                args = node.args
+                rules = node.func.rule if node.back is None else None
+                if plain and len(args) == 1 and rules is not None and rules is getattr(node.func, "fits", None):
+                    # the hot case of a chain, an elementwise call of one argument in a plain walk, without the
+                    # call: its rule fits its argument by construction (``Op.fits``), so nothing is checked
+                    x = args[0]
+                    sent = (rules[0](g, node.data, x.data),) if type(x) is Tracked else (None,)
+                else:
+                    sent = sensitivities(node, g, nest, lend)
                 i = 0
-                for arg in node.args:  # by index: zip's pairs cost more than the rest of this loop
+                for arg in args:  # by index: zip's pairs cost more than the rest of this loop
                     s = sent[i]
                     i += 1
                     if type(arg) is Tracked:
