@@ -276,9 +276,9 @@ def profile(number: int = 500) -> str:
             stack.extend(a for a in node.args if isinstance(a, tl.Tracked))
     recorded = sum(1 for n in nodes if not n.isleaf)
 
-    # the constants guard: how often a run reads A's fingerprint (``_guard._weighted``), and what one reading
+    # the constants guard: how often a run reads A's fingerprint (``core.guard._weighted``), and what one reading
     # costs by itself (in the run it costs more: it brings A and its weights into the cache again)
-    from trackerlab import _guard
+    from trackerlab.core import guard as _guard
 
     readings = []
     weighted = _guard._weighted

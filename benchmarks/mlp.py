@@ -198,8 +198,8 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
     from collections import defaultdict
 
     import trackerlab as tl
-    from trackerlab._grads import accumulate
-    from trackerlab.walk import _walk
+    from trackerlab.core.grads import accumulate
+    from trackerlab.core.walk import Walk
 
     size = problem(dtype, False)
     params, X, Y = size
@@ -257,14 +257,14 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
         before, start = faults(), clock()
         # the walk as back_ runs it (backprop_steps shows read-only views of the sensitivities, which back_ could
         # not keep as a .grad: its accumulation would make the zeros and add)
-        for step in _walk(loss, None, "back_", pending=False):
-            name = "b " + names.get(step.node, "leaves' steps")
+        for node, g, _ in Walk(loss, None, "back_"):
+            name = "b " + names.get(node, "leaves' steps")
             ours[name].append(clock() - start)
             node_faults[name].append(faults() - before)
-            if step.node.isleaf:
-                found.append((step.node, step.delta))
+            if node.isleaf:
+                found.append((node, g))
             before, start = faults(), clock()
-        del step  # (back_ holds each leaf's sensitivity only in ``found``, so it may keep it as the .grad)
+        del g  # (back_ holds each leaf's sensitivity only in ``found``, so it may keep it as the .grad)
         start = clock()
         accumulate(found, "back_")  # what back_ does with each leaf's sensitivity
         ours[".grad accumulation"].append(clock() - start)
@@ -300,8 +300,10 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
     def product(name, a, b):
         start = clock()
         out = a @ b
-        products[f"{name}: {a.shape} @ {b.shape}, {'C' if a.flags.c_contiguous else 'F'}·"
-                 f"{'C' if b.flags.c_contiguous else 'F'}"].append(clock() - start)
+        products[
+            f"{name}: {a.shape} @ {b.shape}, {'C' if a.flags.c_contiguous else 'F'}·"
+            f"{'C' if b.flags.c_contiguous else 'F'}"
+        ].append(clock() - start)
         return out
 
     def hand_written_products():

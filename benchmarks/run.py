@@ -60,7 +60,7 @@ def host(value):
     """A gradient as a NumPy array: device arrays copied explicitly (CuPy's ``.get()``, a CUDA tensor's ``.cpu()``)."""
     if hasattr(value, "detach"):  # a PyTorch tensor, on any device
         return value.detach().cpu().numpy()
-    from trackerlab._backend import to_host
+    from trackerlab.backends.arrays import to_host
 
     return to_host(value)
 

@@ -340,8 +340,7 @@ def central(f, xs, step=1e-6):
 def close(got, want, rtol):
     scale = max(1.0, max(float(np.max(np.abs(w))) if np.size(w) else 0.0 for w in want))
     return all(
-        np.shape(g) == np.shape(w) and np.allclose(_wide(g), w, rtol=rtol, atol=rtol * scale)
-        for g, w in zip(got, want)
+        np.shape(g) == np.shape(w) and np.allclose(_wide(g), w, rtol=rtol, atol=rtol * scale) for g, w in zip(got, want)
     )
 
 

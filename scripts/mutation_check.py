@@ -132,8 +132,8 @@ CLASS_KEYS = {name.replace(" ", "-").replace("%", ""): name for name in PULLBACK
 
 def _swap_operator(method: str, op_name: str):
     def apply():
-        from trackerlab.ops import operations
-        from trackerlab.tracked import _TrackedValue
+        from trackerlab.core.tracked import _TrackedValue
+        from trackerlab.ops.registry import operations
 
         op = operations()[op_name]
         original = _TrackedValue.__dict__[method]
@@ -144,7 +144,7 @@ def _swap_operator(method: str, op_name: str):
 
 
 def _non_differentiable_zeros():
-    from trackerlab import numpy_protocol
+    from trackerlab.ops import numpy_protocol
 
     original = numpy_protocol.array_ufunc
 
@@ -187,7 +187,7 @@ def _replace_function(name: str, make):
 
 def _replace_rule(name: str, make):
     def apply():
-        from trackerlab.ops import operations
+        from trackerlab.ops.registry import operations
 
         op = operations()[name]
         original = op.rule
@@ -199,14 +199,14 @@ def _replace_rule(name: str, make):
 
 def _nansum_everywhere(rule):
     """nansum's rule sending the sensitivity to NaN entries too (sum's rule)."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     return operations()["sum"].rule
 
 
 def _nanmean_counts_nan(rule):
     """nanmean's rule as mean's: the sensitivity goes to NaN entries and is divided by every entry's count."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     return operations()["mean"].rule
 
@@ -238,7 +238,7 @@ def _max_first_winner(rule):
     return (broken,)
 
 
-PROTOCOL = ["tests/test_numpy_protocol.py", "tests/test_api.py"]
+PROTOCOL = ["tests/ops/test_numpy_protocol.py", "tests/api/test_api.py"]
 OTHER_BREAKS = [
     ("x.__rsub__ computes x - a", "operator", PROTOCOL, _swap_operator("__rsub__", "subtract")),
     ("x.__rtruediv__ computes x / a", "operator", PROTOCOL, _swap_operator("__rtruediv__", "divide")),
@@ -248,19 +248,19 @@ OTHER_BREAKS = [
     (
         "fliplr flips rows",
         "composite",
-        [*PROTOCOL, "tests/test_rules_shape.py"],
+        [*PROTOCOL, "tests/rules/test_rules_shape.py"],
         _replace_function("fliplr", lambda tl: tl.flipud),
     ),
     (
         "vstack stacks side by side",
         "composite",
-        [*PROTOCOL, "tests/test_rules_shape.py"],
+        [*PROTOCOL, "tests/rules/test_rules_shape.py"],
         _replace_function("vstack", lambda tl: tl.hstack),
     ),
-    ("nansum: NaN entries get a sensitivity", "rule case", ["tests/test_rules_reductions.py"], None),
-    ("nanmean: NaN entries counted", "rule case", ["tests/test_rules_reductions.py"], None),
-    ("var: ddof ignored", "rule case", ["tests/test_rules_reductions.py"], None),
-    ("max: tied winners not shared", "rule case", ["tests/test_rules_reductions.py"], None),
+    ("nansum: NaN entries get a sensitivity", "rule case", ["tests/rules/test_rules_reductions.py"], None),
+    ("nanmean: NaN entries counted", "rule case", ["tests/rules/test_rules_reductions.py"], None),
+    ("var: ddof ignored", "rule case", ["tests/rules/test_rules_reductions.py"], None),
+    ("max: tied winners not shared", "rule case", ["tests/rules/test_rules_reductions.py"], None),
 ]
 _RULE_CASES = {
     "nansum: NaN entries get a sensitivity": _replace_rule("nansum", _nansum_everywhere),
@@ -276,7 +276,7 @@ OTHER_BREAKS = [(n, c, f, apply or _RULE_CASES[n]) for n, c, f, apply in OTHER_B
 
 def _pullbacks(names=None):
     """``(op name, position, rule)`` for every pullback of every rule table (``Each`` rules once)."""
-    from trackerlab.ops import operations
+    from trackerlab.ops.registry import operations
 
     out = []
     for name, op in sorted(operations().items()):
@@ -337,7 +337,7 @@ class Experiment:
         return False, ""
 
     def pytest_runtestloop(self, session):
-        from trackerlab.ops import operations
+        from trackerlab.ops.registry import operations
 
         started = time.perf_counter()
         items = session.items
@@ -423,7 +423,7 @@ def main(argv=None) -> int:
             parser.error(f"--classes: {c!r} is not one of {', '.join(CLASS_KEYS)}")
 
     os.chdir(ROOT)
-    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "rules")]
     from hypothesis import Phase, settings
 
     # no shrinking and no example database: a failure is all this needs, and runs stay independent
@@ -431,8 +431,8 @@ def main(argv=None) -> int:
     settings.load_profile("mutation")
     import pytest
 
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_rules_*.py"))
-    files += ["tests/test_numpy_protocol.py", "tests/test_api.py"]
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "rules").glob("test_rules_*.py"))
+    files += ["tests/ops/test_numpy_protocol.py", "tests/api/test_api.py"]
     args = [
         *files,
         "-q",

@@ -1,5 +1,5 @@
 """Trains logistic regression and a two-layer MLP with ADAM on a lazily generated dask array, and prints the
-peak memory (run by tests/test_dask_memory.py in a process of its own; ``python tests/dask_training.py ROWS FEATURES CHUNK EPOCHS``)."""
+peak memory (run by tests/backends/test_dask_memory.py in a process of its own; ``python tests/dask_training.py ROWS FEATURES CHUNK EPOCHS``)."""
 
 import json
 import resource

@@ -522,7 +522,9 @@ def _creation(f):
     return make
 
 
-for _name in "arange empty empty_like eye full full_like linspace meshgrid ones ones_like zeros zeros_like identity".split():
+for (
+    _name
+) in "arange empty empty_like eye full full_like linspace meshgrid ones ones_like zeros zeros_like identity".split():
     setattr(_module, _name, _creation(getattr(np, _name)))
 
 

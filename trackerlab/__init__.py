@@ -10,28 +10,25 @@ notebook layer (imported lazily) shows the tape and steps through the walk.
 
 from __future__ import annotations
 
-from . import (
-    _methods,  # noqa: F401  (binds operators and methods to tracked values)
-    _text,
-    exercises,
-    optim,
-)
-from ._language import set_language
-from ._recording import no_grad
+from . import exercises, optim
 from .anomaly import detect_anomaly
 from .api import WithGradient, back_, forward, gradient, withgradient
-from .custom_rules import grad_rule, primitive, track
+from .backends.dask import progress
+from .checks.grads import check_grads
+from .checks.tape import check_tape
+from .core.recording import no_grad
+from .core.tracked import Call, Tracked, TrackedArray, TrackedReal, data, grad, isleaf, istracked, param, tracker
+from .core.walk import Step, backprop_steps
 from .derivatives import hessian, jacobian
 from .forward_mode import hvp, jacfwd, jvp
-from .lazy import progress
-from .ops import Op, supported_operations
+from .ops import methods  # noqa: F401  (binds operators and methods to tracked values)
+from .ops.custom import grad_rule, primitive, track
+from .ops.registry import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
+from .presentation import text
+from .presentation.language import set_language
 from .rules import functions as _functions
 from .rules.utility import checkpoint, hook, nobacksies
-from .tapecheck import check_tape
-from .testing import check_grads
-from .tracked import Call, Tracked, TrackedArray, TrackedReal, data, grad, isleaf, istracked, param, tracker
-from .walk import Step, backprop_steps
 
 __version__ = "0.1.0"
 
@@ -103,7 +100,7 @@ def _html_repr(value) -> str:
     return html_repr(value)
 
 
-_text.HTML_REPR = _html_repr  # tracked values' _repr_html_: the notebook layer draws it, loaded on first use
+text.HTML_REPR = _html_repr  # tracked values' _repr_html_: the notebook layer draws it, loaded on first use
 
 
 def load_ipython_extension(ipython) -> None:

@@ -2,7 +2,7 @@
 ``AnomalyError`` at the first NaN or Inf of the backward pass, naming the operation whose pullback made it.
 
 While no thread is in the mode, recording an operation and each step of the walk cost one check of
-``_recording.ANOMALY.active``; the locations and the checks below run only inside the mode.
+``core.recording.ANOMALY.active``; the locations and the checks below run only inside the mode.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import sys
 import threading
 import weakref
 
-from ._backend import namespace
-from ._recording import ANOMALY
-from .tracked import Tracked, data
+from .backends.arrays import namespace
+from .core.recording import ANOMALY
+from .core.tracked import Tracked, data
 
 __all__ = ["AnomalyError", "detect_anomaly", "recorded_at"]
 
@@ -122,7 +122,7 @@ class AnomalyError(FloatingPointError):
 
 
 # ----------------------------------------------------------------------------------------------------
-# The two hooks: ``_nodes._new`` calls ``_record``, the walk calls ``_checker`` once and its result per step
+# The two hooks: ``core.tape._new`` calls ``_record``, the walk calls ``_checker`` once and its result per step
 
 
 def _record(node: Tracked) -> None:

@@ -8,24 +8,26 @@ import inspect
 import threading
 from collections import namedtuple
 from collections.abc import Callable
+from typing import Any
 
-from ._backend import NDARRAY, REAL_SCALARS, namespace, shape_of
-from ._checks import check_loss, check_numbers, check_replayed
-from ._grads import accumulate
-from ._guard import Verified
-from ._plain import ZERO_GRAD, _lock, _zeros_like
-from ._recording import RECORDING
-from .lazy import land, lazy_in
-from .ops import operations
+from .backends.arrays import NDARRAY, REAL_SCALARS, namespace, shape_of
+from .backends.dask import land, lazy_in
+from .core.grads import accumulate
+from .core.guard import Verified
+from .core.plain import ZERO_GRAD, _lock, _zeros_like
+from .core.recording import RECORDING, recording
+from .core.tape import _new, _next_epoch
+from .core.tracked import Tracked, _leaf, _TrackedValue, _wrap, data, param
+from .core.validation import check_loss, check_numbers, check_replayed
+from .core.walk import Walk, _count_uses
+from .ops.registry import operations
 from .params import Grads, Params, update_, zero_grad_
-from .tracked import Tracked, _leaf, _new, _next_epoch, _TrackedValue, _wrap, data, param
 from .trees import flatten, is_structure, leaves_like
-from .walk import _count_uses, _walk
 
 __all__ = ["Grads", "Params", "WithGradient", "back_", "forward", "gradient", "update_", "withgradient", "zero_grad_"]
 
 
-def back_(y, Δ=None) -> None:
+def back_(y: Any, Δ: Any = None) -> None:
     """Flux ``back!``: back-propagate from ``y`` and accumulate sensitivities into the leaves' ``.grad``.
 
     ``Δ`` defaults to 1 for a scalar ``y``; a scalar ``Δ`` is broadcast over an array ``y``.
@@ -40,9 +42,7 @@ def back_(y, Δ=None) -> None:
     """
     # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
     # gradient as it was, and a retry after the fix counts nothing twice.
-    found = [
-        (step.node, step.delta) for step in _walk(y, Δ, "back_", pending=False, leaves_only=True) if step.node.isleaf
-    ]
+    found = [(node, g) for node, g, sent in Walk(y, Δ, "back_").leaves() if node.isleaf]
     if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
         found = land(found, "back_")
     accumulate(found, "back_")
@@ -74,7 +74,7 @@ def _as_result(delta, node: Tracked):
     return _wrap(_leaf(_lock(delta), ZERO_GRAD))  # its .grad: zeros, made if read
 
 
-def forward(f: Callable, *args):
+def forward(f: Callable, *args: Any) -> tuple[Any, Callable]:
     """``(y, back)``: the value of ``f(*args)`` and its backpropagator.
 
     ``back(Δ)`` returns the sensitivities of the inputs, tracked, so they can be differentiated
@@ -251,58 +251,52 @@ def _copied(Δ):
 def _run(f: Callable, args) -> tuple[list, object]:
     """Fresh inputs for ``args`` and ``f``'s value at them, recorded (under ``no_grad`` too); ``float(x)``
     of a tracked ``x`` refuses while ``f`` runs, as the number would carry no gradient."""
-    state = RECORDING
-    before = state.on
-    if not before:
-        state.on = True
-    state.differentiating += 1
+    RECORDING.differentiating += 1
     try:
-        inputs = [_input(a) for a in args]
-        return inputs, f(*inputs)
+        with recording(True):
+            inputs = [_input(a) for a in args]
+            return inputs, f(*inputs)
     finally:
-        state.on = before
-        state.differentiating -= 1
+        RECORDING.differentiating -= 1
 
 
-def _sensitivities(
-    y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None, leaves_only: bool = True
-) -> dict:
+def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
     walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
-    constants it compared (``_guard.Verified``). ``leaves_only=False`` where ``wanted`` may hold a computed
-    value (``Params([W, h])`` with ``h = W * 3``): the walk yields its step too."""
+    constants it compared (``core.guard.Verified``). ``wanted`` may hold a computed value (``Params([W, h])`` with
+    ``h = W * 3``): it gets the sensitivity that arrived at it."""
     wanted = set(wanted)
     found = {}
     if nest:
-        state = RECORDING
-        before = state.on
-        if not before:
-            state.on = True
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
-            for step in _walk(
-                y, Δ, who, nest=True, stop=stop, pending=False, leaves_only=leaves_only, uses=uses, verified=verified
-            ):
-                if step.node in wanted:
-                    found[step.node] = step.delta
+            with recording(True):
+                for node, g, _ in _steps(Walk(y, Δ, who, nest=True, stop=stop, uses=uses, verified=verified), wanted):
+                    if node in wanted:
+                        found[node] = g
         finally:
-            state.on = before
             _NESTED.depth -= 1
     else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
-        for step in _walk(y, Δ, who, stop=stop, pending=False, leaves_only=leaves_only, uses=uses):
-            if step.node in wanted:
-                found[step.node] = step.delta
+        for node, g, _ in _steps(Walk(y, Δ, who, stop=stop, uses=uses), wanted):
+            if node in wanted:
+                found[node] = g
     return _landed(found, who)
+
+
+def _steps(walk: Walk, wanted: set):
+    """The steps of ``walk`` that can hold the ``wanted`` nodes: the leaves' (and ``stop`` nodes'), unless a
+    computed value is wanted (``Params([W, h])`` with ``h = W * 3``)."""
+    for node in wanted:
+        if not node.isleaf and node not in walk.stop:
+            return walk
+    return walk.leaves()
 
 
 def _plain_sensitivities(y, Δ, who: str, uses: dict) -> dict:
     """The sensitivities that a plain walk from ``y`` gives the leaves of its self-contained tape, by node (all of
     them inputs: no ``wanted`` set to test each step against); ``uses`` is the walk's count of uses."""
-    found = {}
-    for step in _walk(y, Δ, who, pending=False, leaves_only=True, uses=uses):
-        found[step.node] = step.delta
-    return _landed(found, who)
+    return _landed({node: g for node, g, _ in Walk(y, Δ, who, uses=uses).leaves()}, who)
 
 
 def _landed(found: dict, who: str) -> dict:
@@ -361,7 +355,7 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
-def gradient(f: Callable, *args):
+def gradient(f: Callable, *args: Any) -> tuple | Grads:
     """The gradients of the scalar function ``f`` at ``args``, tracked as in Flux so that they can be
     differentiated again. With one ``Params`` argument, ``f`` takes no arguments and the result is a
     ``Grads`` indexed by parameter.
@@ -414,16 +408,7 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
         leaves = None if None in reached else reached
-    found = _sensitivities(
-        y,
-        None,
-        "gradient",
-        nodes,
-        nest=leaves is None,
-        uses=uses,
-        verified=verified,
-        leaves_only=all(node.isleaf for node in nodes),
-    )
+    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses, verified=verified)
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
     loss = data(y)
@@ -446,7 +431,7 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
             check_replayed(first, y, "gradient")
         if not isinstance(y, _TrackedValue):
             return _as_result(None, node)
-        found = _sensitivities(y, None, "gradient", [node], nest=True, leaves_only=node.isleaf)
+        found = _sensitivities(y, None, "gradient", [node], nest=True)
         return _as_result(found.get(node), node)
 
     def plain():
@@ -454,7 +439,7 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
         _, y = _run(f, ())
         if not isinstance(y, _TrackedValue):
             return _as_result(None, node)
-        return _sensitivities(y, None, "gradient", [node], nest=False, leaves_only=node.isleaf).get(node)
+        return _sensitivities(y, None, "gradient", [node], nest=False).get(node)
 
     def gradient(*values):
         """The parameter's gradient of ``f`` with the leaves at ``values`` (what re-running this tape entry
@@ -488,7 +473,7 @@ WithGradient.__doc__ = """``withgradient``'s result: ``val``, f's value (its los
 gives it."""
 
 
-def withgradient(f: Callable, *args) -> WithGradient:
+def withgradient(f: Callable, *args: Any) -> WithGradient:
     """The value of ``f`` with its gradients, from one run of ``f``: ``WithGradient(val, grad)``, a named tuple
     (Zygote's and Tracker.jl's ``(val = …, grad = …)``), ``grad`` as ``gradient(f, *args)`` gives it (a tuple
     with one gradient per argument, of its structure; ``Grads`` for a ``Params``). Where ``f`` returns a tuple,

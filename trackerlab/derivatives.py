@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
-from ._backend import library_name, namespace
-from ._checks import check_loss, check_numbers
-from ._recording import RECORDING
 from .api import _NESTED, forward
-from .ops import operations
-from .tracked import _TrackedValue, data, param
+from .backends.arrays import library_name, namespace
+from .core.recording import RECORDING
+from .core.tracked import _TrackedValue, data, param
+from .core.validation import check_loss, check_numbers
+from .ops.registry import operations
 from .trees import flatten, is_structure
 
 __all__ = ["hessian", "jacobian"]
 
 
-def jacobian(f: Callable, x):
+def jacobian(f: Callable, x: Any) -> Any:
     """The Jacobian of ``f`` at ``x``, a plain array of shape ``f(x).shape + x.shape``; inside a function being
     differentiated (a third derivative, the gradient of a Hessian), a tracked one where it depends on tracked
     values, so that it can be differentiated.
@@ -105,7 +106,7 @@ def _complex(value) -> bool:
     return xp.isdtype(xp.asarray(value).dtype, "complex floating")
 
 
-def hessian(f: Callable, x):
+def hessian(f: Callable, x: Any) -> Any:
     """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its gradient (nested AD). For a
     structure ``x``, a structure of structures: ``H[a][b]`` is the block of the leaves ``a`` and ``b`` of ``x``,
     of shape ``a.shape + b.shape``.

@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ._language import _
 from .api import gradient
+from .core.tracked import Tracked, data, tracker
+from .core.walk import backprop_steps
+from .presentation.language import _
 from .rules.conv import conv
-from .tracked import Tracked, data, tracker
-from .walk import backprop_steps
 
 __all__ = [
     "ExerciseError",

@@ -21,19 +21,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
-from ._backend import NDARRAY, library_name, namespace
-from ._checks import check_loss, check_numbers
-from ._first_order import FirstOrder
-from ._recording import RECORDING
 from .api import _NESTED, _run, _sensitivities
-from .ops import operations
-from .tracked import Tracked, _TrackedValue, _wrap, data, param
+from .backends.arrays import NDARRAY, library_name, namespace
+from .core.first_order import FirstOrder
+from .core.recording import RECORDING
+from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
+from .core.validation import check_loss, check_numbers
+from .ops.registry import operations
 
 __all__ = ["hvp", "jacfwd", "jvp"]
 
 
-def jvp(f: Callable, x, v):
+def jvp(f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     """``(y, Jv)``: the value of ``f`` at ``x`` and its derivative along ``v`` (forward mode).
 
     ``x`` is one array or number and ``v`` a tangent of its shape; for a function of several arguments,
@@ -76,7 +77,7 @@ def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp", 
     return _along(root, seed, u, y, inside, who)
 
 
-def jacfwd(f: Callable, x):
+def jacfwd(f: Callable, x: Any) -> Any:
     """The Jacobian of ``f`` at ``x`` by forward mode, column by column: of shape ``f(x).shape + x.shape``, as
     ``tl.jacobian`` (which builds it row by row by reverse mode); plain at top level, tracked inside a
     function being differentiated where it depends on tracked values.
@@ -129,7 +130,7 @@ def jacfwd(f: Callable, x):
     return J if J.ndim or library_name(J) != "numpy" else J.item()
 
 
-def hvp(f: Callable, x, v):
+def hvp(f: Callable, x: Any, v: Any) -> Any:
     """The Hessian of the real scalar function ``f`` at ``x`` times the vector ``v`` (of ``x``'s shape): the
     derivative of the gradient of ``f`` along ``v``, without forming the Hessian. Plain at top level; tracked
     inside a function being differentiated where it depends on tracked values.

@@ -11,7 +11,7 @@ import abc
 import copy
 import weakref
 
-from .tracked import tracker
+from .core.tracked import tracker
 
 __all__ = ["ADAM", "Descent", "Momentum", "Optimiser"]
 

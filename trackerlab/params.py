@@ -5,13 +5,14 @@ value or gradient in place after a walk has run."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from . import _text
-from ._backend import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
-from ._grads import reset
-from ._plain import _parameter_array, _setflags
-from ._precision import dtype_kind, dtype_name
-from .tracked import _changed, _TrackedValue, data, tracker
+from .backends.arrays import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
+from .core.grads import reset
+from .core.plain import _parameter_array, _setflags
+from .core.precision import dtype_kind, dtype_name
+from .core.tracked import _changed, _TrackedValue, data, tracker
+from .presentation import text
 from .trees import flatten, is_structure, leaves_like
 
 __all__ = ["Grads", "Params", "update_", "zero_grad_"]
@@ -59,7 +60,7 @@ class Params:
         return self._values[i]
 
     def __repr__(self) -> str:
-        return _text.params_repr(self)
+        return text.params_repr(self)
 
 
 class Grads:
@@ -91,10 +92,10 @@ class Grads:
         return [self._grads[p.tracker] for p in self.params]
 
     def __repr__(self) -> str:
-        return _text.grads_repr(self)
+        return text.grads_repr(self)
 
 
-def update_(x, Δ, grads=None):
+def update_(x: Any, Δ: Any, grads: Grads | None = None) -> Any:
     """Flux ``update!``: ``x.data += Δ`` in place and zero ``x``'s gradient; returns ``x``.
 
     ``update_(opt, params, grads)`` applies an optimiser of ``tl.optim`` to every parameter.
@@ -280,7 +281,7 @@ def _is_optimiser(x) -> bool:
     return isinstance(x, Optimiser)
 
 
-def zero_grad_(x):
+def zero_grad_(x: Any) -> Any:
     """Flux ``zero_grad!``: reset the accumulated gradient of ``x`` (or of every value in ``Params``)."""
     if isinstance(x, Params | list | tuple):
         values = list(x)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from ._language import _, ngettext
-from ._text import number
-from .tracked import Tracked, _TrackedValue
+from .core.tracked import Tracked, _TrackedValue
+from .presentation.language import _, ngettext
+from .presentation.text import number
 
 __all__ = ["OK", "SKIPPED", "UNDETERMINED", "WRONG", "TapeCheck", "TapeCheckEntry"]
 

@@ -14,7 +14,7 @@ import dataclasses
 import numbers
 from collections.abc import Callable, Iterator
 
-from .tracked import _TrackedValue
+from .core.tracked import _TrackedValue
 
 __all__ = ["flatten", "is_structure", "leaves_like"]
 

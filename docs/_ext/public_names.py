@@ -4,7 +4,7 @@
 
 becomes one autodoc entry per name (``autofunction``, ``autoclass`` with its members, or
 ``automodule``); ``api.rst`` uses it (reST, as autodoc is). A name the package does not have is a
-warning, so the build (``sphinx-build -W``) fails; ``tests/test_docs.py`` checks that every public name
+warning, so the build (``sphinx-build -W``) fails; ``tests/project/test_docs.py`` checks that every public name
 of the package is listed and is in the built reference.
 """
 

@@ -191,9 +191,7 @@ def test_a_committed_tutorial_exported_by_nbconvert_steps_offline(tutorial, page
         assert text.inner_text() == first
         stepper.get_by_role("button", name=words["play"]).click()
         last = re.sub(r"\(\\d\+\)", str(total), words["where"])  # the "where" line of the last frame
-        page.wait_for_function(
-            "([e, last]) => e.textContent === last", arg=[where.element_handle(), last], polling=100
-        )
+        page.wait_for_function("([e, last]) => e.textContent === last", arg=[where.element_handle(), last], polling=100)
     # every stepper on the page is its self-contained copy: no widget view is waiting for a manager
     assert page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count() == 0
     assert all(url.startswith(CDNS) for url in outside), outside
@@ -215,9 +213,7 @@ def test_the_export_follows_nbconvert_s_dark_theme(browser, tmp_path, screenshot
         stepper.wait_for()
         stepper.scroll_into_view_if_needed()
         text = stepper.locator(".tl-frame-text")
-        background, colour = text.evaluate(
-            "e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]"
-        )
+        background, colour = text.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
         assert _luminance(background) < 0.3 < 0.6 < _luminance(colour), (background, colour)
         page.screenshot(path=str(screenshots / "offline-export-dark.png"))
     finally:

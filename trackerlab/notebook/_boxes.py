@@ -6,8 +6,8 @@ from __future__ import annotations
 import unicodedata
 from collections import deque
 
-from .._order import numbering
-from ..tracked import Tracked
+from ..core.tracked import Tracked
+from ..presentation.numbering import numbering
 from ._i18n import _
 from ._lazy import is_lazy, lazy_brief, lazy_text
 from ._tape import changed, dtype_text, names, shape_text, short, tape

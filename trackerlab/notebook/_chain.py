@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from .._text import number
-from ..tracked import Tracked
+from ..core.tracked import Tracked
+from ..presentation.text import number
 from ._lazy import is_lazy
 
 __all__ = ["CHAIN", "chain"]

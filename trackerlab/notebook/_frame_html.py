@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from .._text import number
+from ..presentation.text import number
 from ._frames import Frames
 from ._i18n import _
 from ._inline import INLINE
@@ -63,7 +63,7 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
 
 
 def check_report(check):
-    from ..tapecheck import TapeCheck
+    from ..checks.tape import TapeCheck
 
     if check is not None and not isinstance(check, TapeCheck):
         raise TypeError(f"BackpropStepper: check must be the report of tl.check_tape(y), not {type(check).__name__}")

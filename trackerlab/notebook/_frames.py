@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._order import numbering
-from ..tracked import Tracked
+from ..core.tracked import Tracked
+from ..presentation.numbering import numbering
 from ._chain import chain
 from ._i18n import _
 from ._lazy import is_lazy

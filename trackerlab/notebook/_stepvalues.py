@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from .._backend import to_host
-from .._text import shape_text, summary
-from ..tracked import Tracked, istracked
+from ..backends.arrays import to_host
+from ..core.tracked import Tracked, istracked
+from ..presentation.text import shape_text, summary
 from ._i18n import _
 from ._lazy import is_lazy, lazy_text
 
@@ -39,7 +39,8 @@ def plain(value):
 
 
 def text(value, limit: int = 6) -> str:
-    """A value in one short line (``_text.summary`` in the stepper's spelling: numbers as Python writes floats)."""
+    """A value in one short line (``presentation.text.summary`` in the stepper's spelling: numbers as Python
+    writes floats)."""
     return summary(value, limit=limit)
 
 

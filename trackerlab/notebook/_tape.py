@@ -3,11 +3,11 @@ names the user gave, and short summaries of values."""
 
 from __future__ import annotations
 
-from .._checks import changed_arguments
-from .._order import numbering
-from .._text import dtype_text, shape_text, summary
-from ..ops import Op
-from ..tracked import Tracked, istracked
+from ..core.tracked import Tracked, istracked
+from ..core.validation import changed_arguments
+from ..ops.registry import Op
+from ..presentation.numbering import numbering
+from ..presentation.text import dtype_text, shape_text, summary
 
 __all__ = ["Entry", "as_node", "changed", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
 
@@ -150,7 +150,7 @@ def tape(root: Tracked, index: dict | None = None, keep=None) -> list[Entry]:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Values as short text: the summaries of ``_text``, in the boxes' compact spelling
+# Values as short text: the summaries of ``presentation.text``, in the boxes' compact spelling
 
 
 def short(x, limit: int = 6) -> str:

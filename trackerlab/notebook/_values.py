@@ -8,8 +8,8 @@ from html import escape
 
 import numpy as np
 
-from .._backend import to_host
-from .._text import number
+from ..backends.arrays import to_host
+from ..presentation.text import number
 from ._i18n import _
 from ._lazy import is_lazy, lazy_text, size_text
 

@@ -11,7 +11,7 @@ import warnings
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..tracked import Tracked, istracked
+from ..core.tracked import Tracked, istracked
 from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
 from ._boxes import FONT, box_size, box_text, boxes_and_edges
 from ._i18n import _

@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 from html import escape
 
-from .._backend import device_of
-from .._order import numbering
-from ..tracked import Tracked, istracked
+from ..backends.arrays import device_of
+from ..core.tracked import Tracked, istracked
+from ..presentation.numbering import numbering
 from ._i18n import _, ngettext
 from ._inline import MONO, styled
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text

@@ -14,9 +14,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from .._order import numbering
+from ..core.tracked import isleaf, istracked, param, tracker
 from ..params import zero_grad_
-from ..tracked import isleaf, istracked, param, tracker
+from ..presentation.numbering import numbering
 from ._i18n import _
 
 __all__ = ["TrackMagics", "load_ipython_extension"]

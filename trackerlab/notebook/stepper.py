@@ -10,8 +10,8 @@ import itertools
 import ipywidgets as widgets
 import traitlets
 
-from ..tracked import Tracked
-from ..walk import steps_for
+from ..core.tracked import Tracked
+from ..core.walk import steps_for
 from ._frame_html import check_report, frame_html, frame_text
 from ._frames import Frames
 from ._i18n import _

@@ -75,7 +75,7 @@ _bind_later()
 
 def functions() -> dict[str, Callable]:
     """Every public function of the op library by name: operations with a rule, wrappers, composites."""
-    from ..ops import operations
+    from ..ops.registry import operations
 
     out: dict[str, Callable] = {
         name: op for name, op in operations().items() if op.rule is not None and not name.startswith("_")

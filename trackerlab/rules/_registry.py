@@ -11,8 +11,8 @@ import inspect
 import re
 from collections.abc import Callable
 
-from .._backend import namespace
-from ..ops import as_operand, plain
+from ..backends.arrays import namespace
+from ..ops.registry import as_operand, plain
 
 # Public functions of the op library that are not operations themselves: thin wrappers that call an
 # operation (``concatenate(arrays)`` calls the ``concatenate`` operation with the arrays as operands) and
@@ -113,7 +113,7 @@ def _reference(name: str):
 
 def _operand_first(f):
     """``f`` itself, or, when its first argument is an array ``x``, ``f`` taking a list or tuple there as
-    the operations do: one tracked array if it holds tracked values (see ``ops.as_operand``)."""
+    the operations do: one tracked array if it holds tracked values (see ``ops.registry.as_operand``)."""
     if next(iter(inspect.signature(f).parameters), None) != "x":
         return f
 

@@ -9,12 +9,14 @@ operands (``Each``) is in ``_registry.py``.
 
 from __future__ import annotations
 
-from .._backend import NDARRAY as _NDARRAY
-from .._backend import REAL_SCALARS as _REAL_SCALARS
-from .._backend import namespace
-from .._checks import unknown_alike
-from ..lazy import is_lazy
-from ..tracked import _TrackedValue, data
+import math
+
+from ..backends.arrays import NDARRAY as _NDARRAY
+from ..backends.arrays import REAL_SCALARS as _REAL_SCALARS
+from ..backends.arrays import namespace
+from ..backends.dask import is_lazy
+from ..core.tracked import _TrackedValue, data
+from ..core.validation import unknown_alike
 from ._registry import COMPOSITES, WRAPPERS, Each, Later, composite, wrapper  # noqa: F401  (importable from here)
 
 # the operations these helpers use, all of families above this module
@@ -157,7 +159,8 @@ def _down_columns(g):
         ones.flags.writeable = False
     if g.ndim == 2:
         return ones.dot(g)
-    return ones.dot(g.reshape(rows, -1)).reshape(g.shape[1:])
+    rest = g.shape[1:]
+    return ones.dot(g.reshape(rows, math.prod(rest))).reshape(rest)  # (-1 cannot be read off an empty g)
 
 
 _ONES: dict = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from .._backend import namespace
-from ..ops import defop, register_rules
+from ..backends.arrays import namespace
+from ..ops.registry import defop, register_rules
 from ._util import is_complex, real_only, wrapper
 
 

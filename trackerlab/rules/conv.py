@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import itertools
 
-from .._backend import NDARRAY, namespace
-from ..ops import defop, register_rules
-from ..tracked import data
+from ..backends.arrays import NDARRAY, namespace
+from ..core.tracked import data
+from ..ops.registry import defop, register_rules
 from ._util import (
     array,
     composite,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import warnings
 
-from .._precision import dtype_kind
-from ..ops import as_operand
-from ..tracked import data
+from ..core.precision import dtype_kind
+from ..core.tracked import data
+from ..ops.registry import as_operand
 from ._util import composite, ns
 from ._util import shape as shape_of
 from .complex import conj, imag, real

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from .._backend import namespace
-from ..ops import as_operand
-from ..tracked import data, istracked
+from ..backends.arrays import namespace
+from ..core.tracked import data, istracked
+from ..ops.registry import as_operand
 from ._util import composite
 from .elementwise import add, astype, divide, multiply, subtract
 from .joins import concatenate

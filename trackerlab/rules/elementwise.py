@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import operator
 
-from .._backend import NDARRAY, namespace
-from ..ops import defop, register_rules
-from ..tracked import data
+from ..backends.arrays import NDARRAY, namespace
+from ..core.tracked import data
+from ..ops.registry import defop, register_rules
 from ._util import (
     direct,
     div,
@@ -205,7 +205,10 @@ _tanh_backward_op = defop(
     "_tanh_backward", _tanh_backward, family="elementwise", doc="g · (1 − t²): the pullback of t = tanh(x)."
 )
 _power_backward_op = defop(
-    "_power_backward", _power_backward, arity=2, family="elementwise",
+    "_power_backward",
+    _power_backward,
+    arity=2,
+    family="elementwise",
     doc="g · p x^(p−1) (0 for p = 0): the pullback of x ** p for a constant number p.",
 )
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..ops import defop, register_rules
-from ..tracked import data, istracked
+from ..core.tracked import data, istracked
+from ..ops.registry import defop, register_rules
 from ._util import (
     UndefinedGradient,
     array,

@@ -9,10 +9,10 @@ scatter back the same way; ``sort`` and ``partition`` send each sensitivity to t
 
 from __future__ import annotations
 
-from .._backend import library_name
-from ..lazy import is_lazy, scatter_add
-from ..ops import defop, register_rules
-from ..tracked import data
+from ..backends.arrays import library_name
+from ..backends.dask import is_lazy, scatter_add
+from ..core.tracked import data
+from ..ops.registry import defop, register_rules
 from ._util import array, lift, ns, real_only, shape, size, unbroadcast
 from .shape import reshape
 

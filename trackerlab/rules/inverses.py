@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .._backend import is_lazy
-from ..ops import defop, register_rules
-from ..tracked import data, istracked
+from ..backends.arrays import is_lazy
+from ..core.tracked import data, istracked
+from ..ops.registry import defop, register_rules
 from ._util import (
     array,
     composite,

@@ -8,8 +8,8 @@ wrapper, as NumPy spells it.
 
 from __future__ import annotations
 
-from ..ops import as_operand, defop, register_rules
-from ..tracked import data
+from ..core.tracked import data
+from ..ops.registry import as_operand, defop, register_rules
 from ._util import Each, array, composite, is_complex, ns, real_for, size, wrapper
 from ._util import shape as shape_of
 from .elementwise import astype
@@ -192,4 +192,3 @@ def append(x, values, axis=None):
     if axis is None:
         return concatenate([ravel(x), ravel(values)], axis=0)
     return concatenate([x, values], axis=axis)
-

@@ -13,9 +13,9 @@ import operator
 import string
 from collections import Counter
 
-from .._backend import NDARRAY
-from ..ops import defop, register_rules
-from ..tracked import data, istracked
+from ..backends.arrays import NDARRAY
+from ..core.tracked import data, istracked
+from ..ops.registry import defop, register_rules
 from ._util import (
     Each,
     array,

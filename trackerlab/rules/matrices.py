@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ..ops import defop, register_rules
-from ..tracked import data, istracked
+from ..core.tracked import data, istracked
+from ..ops.registry import defop, register_rules
 from ._util import (
     Later,
     array,

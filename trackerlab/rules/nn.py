@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 import weakref
 
-from .._backend import NDARRAY, namespace
-from ..lazy import lazy_in
-from ..ops import defop, register_rules
-from ..tracked import data, istracked
+from ..backends.arrays import NDARRAY, namespace
+from ..backends.dask import lazy_in
+from ..core.tracked import data, istracked
+from ..ops.registry import defop, register_rules
 from ._util import array, div, keep, lift, mask, ns, real_only, shape, size, unbroadcast
 from .elementwise import exp, tanh
 from .reductions import sum

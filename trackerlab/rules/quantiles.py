@@ -7,7 +7,7 @@ Among tied values, the one ``sort`` puts in a place receives that place's sensit
 
 from __future__ import annotations
 
-from ..tracked import data
+from ..core.tracked import data
 from ._util import array, axes_of, composite, ns, shape, size
 from .elementwise import astype
 from .indexing import sort, take_along_axis

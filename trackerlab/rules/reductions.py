@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from .._backend import NDARRAY, REAL_SCALARS, is_lazy, namespace
-from ..ops import as_operand, defop, register_rules
-from ..tracked import data
+from ..backends.arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
+from ..core.tracked import data
+from ..ops.registry import as_operand, defop, register_rules
 from ._util import (
     array,
     axes_of,

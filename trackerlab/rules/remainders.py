@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import operator
 
-from .._backend import namespace
-from ..ops import defop, register_rules
-from ..tracked import data
+from ..backends.arrays import namespace
+from ..core.tracked import data
+from ..ops.registry import defop, register_rules
 from ._util import composite, refuse_complex, unbroadcast, wrapper
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 
-from .._backend import namespace
-from ..ops import as_operand, defop, register_rules
-from ..tracked import data
+from ..backends.arrays import namespace
+from ..core.tracked import data
+from ..ops.registry import as_operand, defop, register_rules
 from ._util import Later, composite, is_complex, keep, mask, real_only, unbroadcast
 from ._util import shape as shape_of
 from .complex import _complex_op, imag, real

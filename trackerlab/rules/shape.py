@@ -6,8 +6,8 @@ them; joins of several arrays are the family ``joins`` (``joins.py``), splits in
 
 from __future__ import annotations
 
-from ..ops import as_operand, defop, register_rules
-from ..tracked import data
+from ..core.tracked import data
+from ..ops.registry import as_operand, defop, register_rules
 from ._util import Later, array, axes_of, composite, integer, lift, ns, size, unbroadcast
 from ._util import shape as shape_of
 

@@ -11,7 +11,7 @@ convolution with ``v`` reversed, and the same for ``v``. The rule is written wit
 
 from __future__ import annotations
 
-from ..ops import as_operand, defop, register_rules
+from ..ops.registry import as_operand, defop, register_rules
 from ._util import composite, ns, real_for, wrapper
 from ._util import shape as shape_of
 from .complex import conj

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from .._backend import special_functions
-from ..ops import defop, register_rules
-from ..tracked import _TrackedValue, data
+from ..backends.arrays import special_functions
+from ..core.tracked import _TrackedValue, data
+from ..ops.registry import defop, register_rules
 from ._util import composite, integer, real_only, unbroadcast, wrapper
 from .elementwise import exp, log, log1p
 from .selection import where

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..ops import defop, register_rules
+from ..ops.registry import defop, register_rules
 from ._util import composite, integer, wrapper
 from ._util import shape as shape_of
 from .shape import pad, take_slice
@@ -81,4 +81,3 @@ def vsplit(x, indices_or_sections):
 def dsplit(x, indices_or_sections):
     """``numpy.dsplit``: split along the third axis of an array of 3 or more dimensions."""
     return _split_along("dsplit", x, indices_or_sections, 2, 3)
-

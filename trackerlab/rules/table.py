@@ -113,14 +113,15 @@ Notes:
 
 
 def _spellings() -> tuple[dict, dict]:
-    from .. import _methods, numpy_protocol
+    from ..ops import methods as tracked_methods
+    from ..ops import numpy_protocol
 
     numpy = numpy_protocol.numpy_spellings()
     methods: dict[str, list[str]] = {}
-    for name, op in _methods.OPERATORS.items():
+    for name, op in tracked_methods.OPERATORS.items():
         if name in _OPERATORS:
             methods.setdefault(op, []).append(f"`{_OPERATORS[name]}`")
-    for name, op in _methods.METHODS.items():
+    for name, op in tracked_methods.METHODS.items():
         methods.setdefault(op, []).append(f"`x.{name}`" if name in _PROPERTIES else f"`x.{name}()`")
     return numpy, methods
 
@@ -131,7 +132,7 @@ def _cell(items) -> str:
 
 def _aliases() -> dict[str, list[str]]:
     """The public names that call an operation under another name (``conjugate`` is ``conj``), by operation."""
-    from ..ops import Op, operations
+    from ..ops.registry import Op, operations
     from ._util import WRAPPERS
 
     out: dict[str, list[str]] = {}
@@ -144,7 +145,7 @@ def _aliases() -> dict[str, list[str]]:
 
 def render() -> str:
     """The Markdown of ``docs/operations.md``."""
-    from ..ops import operations
+    from ..ops.registry import operations
     from . import composites
 
     numpy, methods = _spellings()

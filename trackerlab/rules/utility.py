@@ -4,21 +4,24 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
-from .._backend import shape_of
-from .._checks import check_replayed
-from .._recording import RECORDING, no_grad
 from ..api import forward
-from ..custom_rules import grad_rule, primitive
-from ..ops import defop, register_rules
-from ..tracked import Tracked, _next_epoch, _TrackedValue, data
+from ..backends.arrays import shape_of
+from ..core.recording import no_grad, recording
+from ..core.tape import _next_epoch
+from ..core.tracked import Tracked, _TrackedValue, data
+from ..core.validation import check_replayed
+from ..ops.custom import grad_rule, primitive
+from ..ops.registry import defop, register_rules
 
 identity = defop("identity", lambda x: x, family="utility")
 register_rules("utility", {"identity": (lambda g, ans, x: g,)})
 
 
 @primitive
-def hook(f, x):
+def hook(f: Callable, x: Any) -> Any:
     """Identity going forward; going back, the sensitivity of ``x`` is replaced by ``f(Δ)``.
 
     >>> import trackerlab as tl
@@ -44,7 +47,7 @@ def _(f, x):
 
 
 @primitive
-def nobacksies(message: str, x):
+def nobacksies(message: str, x: Any) -> Any:
     """Identity going forward; back-propagating through it raises an error with ``message``.
 
     >>> import trackerlab as tl
@@ -66,7 +69,7 @@ def _(message, x):
 
 
 @primitive
-def checkpoint(f, *args, **settings):
+def checkpoint(f: Callable, *args: Any, **settings: Any) -> Any:
     """``f(*args, **settings)`` without keeping its tape: the backward pass runs ``f`` again to get it.
     Gradients go to ``args``; keyword ``settings`` are constants.
 
@@ -91,9 +94,7 @@ def _(f, *args, **settings):
         )
 
     def pullback(Δ):
-        before = RECORDING.on
-        RECORDING.on = True  # the replay records even inside a plain walk
-        try:
+        with recording(True):  # the replay records even inside a plain walk
             inputs = []
 
             def replayed(*xs):
@@ -105,8 +106,6 @@ def _(f, *args, **settings):
             check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
             _refuse_closures(again, inputs, start)
             return (None, *back(Δ))
-        finally:
-            RECORDING.on = before
 
     return value, pullback
 
