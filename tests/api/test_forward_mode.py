@@ -191,11 +191,16 @@ def test_a_custom_pullback_that_computes_with_a_plain_sensitivity_is_refused_nam
         # the gradient's walk (H = 8 I here): the pullback's sensitivity depends on x
         lambda: tl.hvp(lambda x: tl.sum(doubled(x) ** 2), x, v),
     ):
-        with pytest.raises(TypeError, match=r"(jvp|jacfwd|hvp): the pullback of doubled's @grad_rule returned a plain"):
+        # refused by forward mode itself, or, where the walk that runs it is recorded, when differentiated
+        refused = r"(jvp|jacfwd|hvp): the pullback of doubled's @grad_rule returned a plain|doubled: .* computes with"
+        with pytest.raises(TypeError, match=refused):
             call()
-    # where its sensitivity does not depend on x, the pullback's plain value is right: d/dx of Σ 2 tanh(w) x is 0
+    # where its sensitivity does not depend on x, d/dx of Σ 2 tanh(w) x is 0 and the plain value would do; but
+    # the recorded walk that ran the pullback cannot know what a later derivative is taken with respect to
+    # (x here, W elsewhere), so what it sent is refused whenever it is differentiated, rather than guessed
     W = tl.param([0.3, -0.2])
-    np.testing.assert_array_equal(tl.hvp(lambda x: tl.sum(doubled(x) * tl.tanh(W)), x, v), np.zeros(2))
+    with pytest.raises(TypeError, match=refused):
+        tl.hvp(lambda x: tl.sum(doubled(x) * tl.tanh(W)), x, v)
     assert tl.hvp(lambda x: tl.sum(doubled(x)), x, v).tolist() == [0.0, 0.0]
     assert tl.gradient(lambda x: tl.sum(doubled(x)), np.array([1.0, 2.0]))[0].tolist() == [2.0, 2.0]  # restored
 

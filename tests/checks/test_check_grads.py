@@ -91,9 +91,10 @@ def test_a_pullback_that_drops_the_tape_of_its_sensitivity():
     # right values, but Δ's own dependence on x is cut: the Hessian of Σ sin(sin x) would come out wrong
     f = primitive_with(lambda x: lambda Δ: (tl.param(tl.data(Δ)) * tl.cos(x),))
     tl.check_grads(f, X, order=1)
-    with pytest.raises(AssertionError, match=r"(?s)order 2.*weighed linearly \(w = 0\) this order agrees") as error:
+    # the recorded walk sees the pullback send a value that does not follow Δ on the tape, and marks it: the
+    # second order's walk through it refuses, naming the rule, before any numbers are compared
+    with pytest.raises(TypeError, match=r"f: the pullback of its @grad_rule computes with the plain value of its"):
         tl.check_grads(f, X)
-    assert "uses g's plain value" in str(error.value)
 
 
 def test_a_built_in_rule_that_drops_the_tape_of_its_sensitivity(broken_rule):
@@ -136,7 +137,7 @@ def test_a_custom_linear_rule_with_a_plain_result():
         return 2 * tl.data(x), lambda Δ: (tl.data(2 * Δ),)
 
     tl.check_grads(double, X, order=1)
-    with pytest.raises(AssertionError, match="check_grads: order 2"):
+    with pytest.raises(TypeError, match="double: the pullback of its @grad_rule computes with the plain value"):
         tl.check_grads(double, X)
 
 

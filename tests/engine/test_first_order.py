@@ -230,3 +230,58 @@ def test_a_pullback_of_the_tracked_argument_nests():
     at = np.array([2.0, -1.5])
     assert np.allclose(tl.data(tl.hessian(lambda x: tl.sum(cube(x)), at)), np.diag(6 * at))
     assert np.isclose(tl.data(tl.hessian(lambda x: cube(x), 2.0)), 12.0)
+
+
+# ---------------------------------------------------------------- a pullback that computes with tl.data(Δ)
+
+
+def _scaled_by_plain_delta(spelling):
+    """A custom rule of 2x whose pullback reads the plain value of its sensitivity (``spelling``)."""
+
+    def doubled(x):
+        return tl.track(doubled, x)
+
+    @tl.grad_rule(doubled)
+    def _(x):
+        return 2 * tl.data(x), lambda Δ: (2.0 * spelling(Δ, x),)
+
+    return doubled
+
+
+PLAIN_DELTAS = {
+    "tl.data(Δ)": lambda Δ, x: tl.data(Δ),
+    "Δ.data": lambda Δ, x: Δ.data if tl.istracked(Δ) else Δ,
+    "tl.data(Δ) * x / x": lambda Δ, x: tl.data(Δ) * x / x,  # tracked through x, still cut from Δ
+}
+
+
+@pytest.mark.parametrize("spelling", PLAIN_DELTAS.values(), ids=PLAIN_DELTAS.keys())
+def test_a_pullback_computing_with_the_plain_sensitivity_is_refused_when_differentiated(spelling):
+    doubled = _scaled_by_plain_delta(spelling)
+    x = np.array([1.0, 2.0])
+    (g,) = tl.gradient(lambda x: tl.sum(doubled(x) ** 2), x)  # first order: right
+    np.testing.assert_allclose(tl.data(g), 8 * x)
+    with pytest.raises(TypeError, match=r"doubled: the pullback of its @grad_rule computes with the plain value of"):
+        tl.hessian(lambda x: tl.sum(doubled(x) ** 2), x)  # 8·I, of which Δ's part would silently be missing
+    with pytest.raises(TypeError, match="compute the sensitivities from Δ itself"):
+        tl.gradient(lambda x: tl.sum(tl.gradient(lambda x: tl.sum(doubled(x) ** 2), x)[0]), x)
+
+
+def test_a_pullback_that_uses_its_sensitivity_or_sends_zeros_is_differentiated():
+    def doubled(x):
+        return tl.track(doubled, x)
+
+    @tl.grad_rule(doubled)
+    def _(x):
+        return 2 * tl.data(x), lambda Δ: (2.0 * Δ,)
+
+    def rounded(x):
+        return tl.track(rounded, x)
+
+    @tl.grad_rule(rounded)
+    def _(x):
+        return np.round(tl.data(x)), lambda Δ: (np.zeros(np.shape(tl.data(Δ))),)  # slope 0: needs no Δ
+
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(tl.hessian(lambda x: tl.sum(doubled(x) ** 2), x), 8 * np.eye(2))
+    np.testing.assert_allclose(tl.hessian(lambda x: tl.sum(rounded(x) ** 2 + x**3), x), np.diag(6 * x))

@@ -29,14 +29,18 @@ class FirstOrder:
         return self.pullback(Δ)
 
     def refusal(self) -> TypeError:
-        fix = (
-            "compute it from the tracked arguments instead (tl.exp(x), not the value the rule returned)"
-            if self.what.startswith("the value")
-            else "write it with the tracked arguments instead (lambda Δ: (3 * Δ * x**2,), not xd = tl.data(x) "
-            "and lambda Δ: (3 * Δ * xd**2,))"
-        )
+        if self.what.startswith("the value"):
+            fix = "compute it from the tracked arguments instead (tl.exp(x), not the value the rule returned)"
+        elif "sensitivity" in self.what:
+            fix = "compute the sensitivities from Δ itself (lambda Δ: (2 * Δ,), not lambda Δ: (2 * tl.data(Δ),))"
+        else:
+            fix = (
+                "write it with the tracked arguments instead (lambda Δ: (3 * Δ * x**2,), not xd = tl.data(x) "
+                "and lambda Δ: (3 * Δ * xd**2,))"
+            )
         error = TypeError(
-            f"{self.name}: the pullback of its @grad_rule closes over {self.what}, a plain value, so the "
+            f"{self.name}: the pullback of its @grad_rule "
+            f"{'computes with' if 'sensitivity' in self.what else 'closes over'} {self.what}, a plain value, so the "
             "sensitivities are constants to nested differentiation and this derivative of them (a Hessian, a "
             f"gradient of a gradient, check_grads' second order) would be wrong; {fix}"
         )

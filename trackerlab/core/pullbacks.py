@@ -5,12 +5,13 @@ checked to fit the arguments. The walk (``core/walk.py``) decides the order and 
 
 from __future__ import annotations
 
-from ..backends.arrays import NDARRAY, REAL_SCALARS, defers
+from ..backends.arrays import NDARRAY, REAL_SCALARS, defers, is_lazy, namespace
 from .first_order import FirstOrder, first_order_only
 from .guard import VERIFIED
 from .plain import _setflags
 from .precision import in_dtype_of, in_result_precision
 from .recording import recording
+from .tape import _next_epoch
 from .tracked import Tracked, TrackedArray, _leaf, _TrackedValue, _wrap, data
 from .validation import check_sent
 
@@ -139,6 +140,8 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
     call = node.f
     name = call.name
     if nest:
+        tracked_g = isinstance(g, _TrackedValue)
+        horizon = _next_epoch() if tracked_g else 0  # what the pullback records is newer: its own work
         sent = call.back(g)
     else:
         shared = type(g) is NDARRAY
@@ -173,11 +176,41 @@ def _custom(node: Tracked, g, nest: bool) -> tuple:
         sent = [_nested_sent(arg, s) for arg, s in zip(call.args, sent)]
         if type(node.back) is FirstOrder:  # closes over tl.data(x): marked, so that differentiating it refuses
             sent = [None if s is None else first_order_only(node.back, call.args, s) for s in sent]
+        elif tracked_g:  # a sensitivity computed from tl.data(g) is a constant in g: marked the same way
+            sent = [s if s is None or _follows(s, g.tracker, horizon) else _cut_from(node, g, s) for s in sent]
         return sent
     return [
         None if type(arg) is not Tracked or s is None else in_dtype_of(data(s), arg.data)
         for arg, s in zip(call.args, sent)
     ]
+
+
+def _follows(s, g: Tracked, horizon: int) -> bool:
+    """Whether ``s``, what a custom pullback sent for the tracked sensitivity ``g``, is computed from ``g`` on the
+    tape (or is zero, which needs no ``g``). A pullback is linear in its sensitivity, so a nonzero result that
+    does not reach ``g`` was computed from its plain value (``tl.data(g)``): right as a number, but a constant to
+    nested differentiation, which would then miss the part of a Hessian that flows through ``g``. Only what the
+    pullback itself recorded (of an epoch from ``horizon`` on) is searched, not the tape before it."""
+    if isinstance(s, _TrackedValue):
+        stack = [s.tracker]
+        while stack:
+            node = stack.pop()
+            if node is g:
+                return True
+            if node.isleaf or node.epoch < horizon:
+                continue
+            stack.extend(a for a in node.args if type(a) is Tracked)
+    value = data(s)
+    if is_lazy(value):  # deciding would compute it: marked, and refused only if differentiated
+        return False
+    xp = namespace(value)
+    return not bool(xp.any(xp.asarray(value) != 0))
+
+
+def _cut_from(node: Tracked, g, s):
+    """``s`` marked so that differentiating it refuses, naming the rule (see ``_follows``)."""
+    what = "the plain value of its sensitivity (tl.data(Δ), or Δ.data)"
+    return first_order_only(FirstOrder(node.f.back, node.f.name, what), (*node.f.args, g.tracker), s)
 
 
 def _nested_sent(arg, s):
