@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import hvp
 from ._peers import need
 from .workload import Workload
 
-
-def problem(smoke: bool):
-    n = 6 if smoke else 200
-    rng = np.random.default_rng(2)
-    A = rng.standard_normal((n, n)) / np.sqrt(n)
-    return A, rng.standard_normal(n), rng.standard_normal(n)
+problem = hvp.problem  # the same A, x and v as the Hessian-vector product's row
 
 
 def floor(size):
