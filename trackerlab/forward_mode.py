@@ -25,7 +25,6 @@ from typing import Any
 
 from .api import _NESTED, _run, _sensitivities
 from .backends.arrays import NDARRAY, library_name, namespace
-from .core.first_order import FirstOrder
 from .core.recording import RECORDING
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers
@@ -63,10 +62,10 @@ def jvp(f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     return _result(y, inside), _result(Jv, inside)
 
 
-def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp", alone: bool = False):
+def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp"):
     """``J v`` of ``y`` with respect to ``nodes`` along ``tangents``, by transposing the recorded backpropagator
-    (the walk from ``y`` stops at ``stop``; ``alone``: ``y``'s node by itself, its arguments being ``stop``)."""
-    u, transposed = _transposed(y, nodes, stop, who, alone)
+    (the walk from ``y`` stops at ``stop``)."""
+    u, transposed = _transposed(y, nodes, stop, who)
     sent = [(s, t) for s, t in zip(transposed, tangents) if t is not None and _reaches(s, u.tracker)]
     if not sent:
         return _zeros_of(y)
@@ -162,9 +161,8 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
         if Hv is not None:
             return _result(Hv, False)
     stop = nodes if isinstance(x, _TrackedValue) else ()
-    grad = _checked_walk(
-        _tape_of(y), node, "hvp", lambda: _sensitivities(y, None, "hvp", nodes, nest=True, stop=stop)
-    ).get(node)
+    # (a custom pullback that computes with tl.data(g) is marked by the recorded walk: the walk below refuses it)
+    grad = _sensitivities(y, None, "hvp", nodes, nest=True, stop=stop).get(node)
     if not _reaches(grad, node):  # f is linear: H = 0
         return _result(_zeros_of(node.data), inside)
     found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=stop)
@@ -189,74 +187,15 @@ def _recorded(f: Callable, xs: tuple, who: str):
     return inputs, y, [a.tracker for a in inputs], inside
 
 
-def _transposed(y, nodes: list, stop, who: str, alone: bool = False):
+def _transposed(y, nodes: list, stop, who: str):
     """A tracked ``u`` of ``y``'s shape and dtype, and the recorded ``Jᵀu`` of each input (``None`` for one
     that receives nothing). ``u`` is ones, not zeros: ``Jᵀu`` is linear in ``u``, so its derivative is the
     same anywhere, and a rule that skips work for a zero sensitivity cannot drop it."""
     value = data(y)
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
-    below = [y.tracker] if alone else _tape_of(y)  # a walk of one node (``_swept``'s) runs its pullback alone
-    found = _checked_walk(below, u.tracker, who, lambda: _sensitivities(y, u, who, nodes, nest=True, stop=stop))
+    found = _sensitivities(y, u, who, nodes, nest=True, stop=stop)
     return u, [found.get(n) for n in nodes]
-
-
-def _checked_walk(tape, target: Tracked, who: str, walk: Callable):
-    """``walk()``, a recorded walk over ``tape`` whose results are differentiated with respect to ``target``,
-    with each custom pullback of ``tape`` checked by ``_Linear`` while it runs."""
-    custom = [n for n in tape if n.back is not None and not n.isleaf and type(n.back) is not FirstOrder]
-    for node in custom:  # for this walk only
-        node.back = _Linear(node.back, node.f.name, who, target)
-    try:
-        return walk()
-    finally:
-        for node in custom:
-            node.back = node.back.pullback
-
-
-class _Linear:
-    """A custom pullback while a recorded walk runs it for forward mode (``_transposed``'s, on sensitivities that
-    depend on ``u``; ``hvp``'s, on sensitivities that depend on ``x``): where its sensitivity ``g`` depends on
-    ``target``, what it sends a tracked argument must depend on it too. A plain nonzero value (a pullback that
-    computes with ``tl.data(g)``) would be a constant to the next walk, and its part of ``J v`` or ``H v`` would
-    be silently missing; it is refused, naming the rule. (A pullback that closes over ``tl.data(x)`` is marked
-    ``FirstOrder`` when recorded, and refuses itself.)"""
-
-    __slots__ = ("name", "pullback", "target", "who")
-
-    def __init__(self, pullback: Callable, name: str, who: str, target: Tracked):
-        self.pullback, self.name, self.who, self.target = pullback, name, who, target
-
-    def __call__(self, g):
-        sent = self.pullback(g)
-        if not (isinstance(g, _TrackedValue) and _target_in(g.tracker, self.target)):
-            return sent
-        for s in sent if isinstance(sent, tuple | list) else (sent,):
-            if s is None or isinstance(s, _TrackedValue):
-                continue
-            xp = namespace(s)
-            if bool(xp.any(xp.asarray(s) != 0)):
-                raise TypeError(
-                    f"{self.who}: the pullback of {self.name}'s @grad_rule returned a plain value for a tracked "
-                    "sensitivity g, so forward mode, which differentiates the pullback with respect to g, cannot "
-                    "see it; compute the sensitivities from g with tracked operations (3 * x**2 * g, not "
-                    "tl.data(g) * ...)"
-                )
-        return sent
-
-
-def _target_in(root: Tracked, target: Tracked) -> bool:
-    """Whether ``target`` is on the tape of ``root`` (``root`` depends on it)."""
-    seen, stack = set(), [root]
-    while stack:
-        node = stack.pop()
-        if node is target:
-            return True
-        if node in seen or node.isleaf:
-            continue
-        seen.add(node)
-        stack.extend(a for a in node.args if type(a) is Tracked)
-    return False
 
 
 def _along(root, seed, u, y, inside: bool, who: str):
@@ -362,7 +301,7 @@ def _tangents(order: list, nodes: list, tangents: list, who: str | None) -> dict
             # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
             operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
             moving = [tangent_of.get(a) for a in operands]
-            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who, alone=True))
+            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
         tangent_of[node] = _fitted(t, node)
     return tangent_of
 
