@@ -16,8 +16,20 @@ from .api import WithGradient, back_, forward, gradient, withgradient
 from .backends.dask import progress
 from .checks.grads import check_grads
 from .checks.tape import check_tape
-from .core.recording import no_grad
-from .core.tracked import Call, Tracked, TrackedArray, TrackedReal, data, grad, isleaf, istracked, param, tracker
+from .core.recording import no_grad, scope
+from .core.tracked import (
+    Call,
+    Tracked,
+    TrackedArray,
+    TrackedReal,
+    data,
+    grad,
+    isleaf,
+    istracked,
+    param,
+    scopes,
+    tracker,
+)
 from .core.walk import Step, backprop_steps
 from .derivatives import hessian, jacobian
 from .forward_mode import hvp, jacfwd, jvp
@@ -70,6 +82,8 @@ __all__ = [
     "param",
     "primitive",
     "progress",
+    "scope",
+    "scopes",
     "set_language",
     "supported_operations",
     "track",

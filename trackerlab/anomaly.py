@@ -16,7 +16,7 @@ import threading
 import weakref
 
 from .backends.arrays import namespace
-from .core.recording import ANOMALY
+from .core.recording import ANOMALY, noting
 from .core.tracked import Tracked, data
 
 __all__ = ["AnomalyError", "detect_anomaly", "recorded_at"]
@@ -84,6 +84,7 @@ class detect_anomaly(contextlib.ContextDecorator):
         with _LOCK:
             if _THREAD.depth == 0:
                 ANOMALY.active += 1
+                noting(True)
             _THREAD.depth += 1
         return self
 
@@ -92,6 +93,7 @@ class detect_anomaly(contextlib.ContextDecorator):
             _THREAD.depth -= 1
             if _THREAD.depth == 0:
                 ANOMALY.active -= 1
+                noting(False)
         return False
 
 

@@ -8,7 +8,7 @@ import functools
 import inspect
 import threading
 
-__all__ = ["ANOMALY", "EVERY_THREAD", "RECORDING", "no_grad", "recording"]
+__all__ = ["ANOMALY", "EVERY_THREAD", "NOTING", "RECORDING", "no_grad", "recording", "scope"]
 
 
 class _Recording(threading.local):
@@ -70,6 +70,99 @@ class _Anomaly:
 
 
 ANOMALY = _Anomaly()
+
+
+class _Noting:
+    """What notes each node as it is recorded: the anomaly mode (the user's line) and open ``scope`` blocks (their
+    names). ``active`` counts the threads in either; while it is 0 recording a node costs one check of it."""
+
+    __slots__ = ("active",)
+
+    def __init__(self):
+        self.active = 0
+
+    def note(self, node) -> None:
+        if ANOMALY.active:
+            ANOMALY.record(node)
+        names = _SCOPES.names
+        if names:
+            node.scope = names
+
+
+NOTING = _Noting()
+_NOTING_LOCK = threading.Lock()
+
+
+class _Scopes(threading.local):
+    names: tuple = ()  # the open scope blocks of this thread, outermost first
+
+
+_SCOPES = _Scopes()
+
+
+def noting(on: bool) -> None:
+    """Count a thread that starts (``on``) or stops noting recorded nodes (``anomaly.py``, ``scope``)."""
+    with _NOTING_LOCK:
+        NOTING.active += 1 if on else -1
+
+
+class scope:
+    """Name a block of the computation: each operation recorded inside it carries the name, and the displays
+    (the drawing, the repr's tape, the stepper) fold the block into one box that opens on click.
+
+    Use it as a context manager, ``with tl.scope("layer 1"):``, or as a decorator on a function, ``@tl.scope``
+    (named after the function) or ``@tl.scope("name")``: each call of it is then a block. Blocks nest; a node
+    shows its blocks, outermost first, as ``tl.scopes(x)``. Outside every block recording costs nothing more.
+
+    >>> import trackerlab as tl
+    >>> W = tl.param([[1.0, 2.0], [3.0, 4.0]])
+    >>> with tl.scope("layer 1"):
+    ...     h = tl.tanh(W @ [1.0, 1.0])
+    >>> tl.scopes(h)
+    ('layer 1',)
+    """
+
+    __slots__ = ("name", "outer")
+
+    def __new__(cls, name):
+        if callable(name) and not isinstance(name, str):  # @tl.scope on a function: named after it
+            qualname = getattr(name, "__qualname__", getattr(name, "__name__", repr(name)))
+            return _scoped(name, qualname.rpartition("<locals>.")[2])  # Model.__call__, not f.<locals>.Model…
+        return super().__new__(cls)
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"scope: the name of a block is a non-empty string, not {name!r}")
+        self.name = name
+
+    def __enter__(self):
+        state = _SCOPES
+        self.outer = state.names
+        state.names = (*self.outer, self.name)
+        noting(True)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _SCOPES.names = self.outer
+        noting(False)
+        return False
+
+    def __call__(self, function):
+        """``@tl.scope("name")`` on a function: each call of it is a block of that name."""
+        if not callable(function):
+            raise TypeError(
+                f"scope({self.name!r}): use it as `with tl.scope(name):`, or `@tl.scope(name)` on a function"
+            )
+        return _scoped(function, self.name)
+
+
+def _scoped(function, name: str):
+    @functools.wraps(function)
+    def scoped(*args, **kwargs):
+        with scope(name):
+            return function(*args, **kwargs)
+
+    return scoped
 
 
 class recording:

@@ -14,7 +14,7 @@ from ..backends.arrays import NDARRAY, REAL_SCALARS
 from ..presentation import text
 from .guard import _guarded
 from .plain import GRADS_LOCK, _is_parameter_array, _made, _setflags, _Zeros, refuse_subclass
-from .recording import ANOMALY
+from .recording import NOTING
 
 __all__ = ["Call", "Tracked"]
 
@@ -162,7 +162,20 @@ class Tracked:
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
-    __slots__ = ("__weakref__", "_grad", "args", "back", "data", "epoch", "func", "guard", "isleaf", "kwargs", "ref")
+    __slots__ = (
+        "__weakref__",
+        "_grad",
+        "args",
+        "back",
+        "data",
+        "epoch",
+        "func",
+        "guard",
+        "isleaf",
+        "kwargs",
+        "ref",
+        "scope",  # the names of the ``tl.scope`` blocks it was recorded in, outermost first; unset outside them
+    )
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
         for arg in f.args:  # a node built by hand is a recorded call too
@@ -177,8 +190,8 @@ class Tracked:
         _grad_given(grad)
         self.ref = 0
         self.data = data
-        if ANOMALY.active and f.func is not None:
-            ANOMALY.record(self)
+        if NOTING.active and f.func is not None:
+            NOTING.note(self)
 
     @property
     def grad(self):
@@ -272,8 +285,8 @@ def _new(op, args: tuple, kwargs, out, back=None):
     node._grad = None
     node.ref = 0
     node.data = out
-    if ANOMALY.active:
-        ANOMALY.record(node)
+    if NOTING.active:
+        NOTING.note(node)
     kind = type(out)
     if kind is float:
         value = _real_new(TrackedReal)

@@ -352,6 +352,13 @@ def isleaf(x: Any) -> bool:
     return True if node is None else node.isleaf
 
 
+def scopes(x: Any) -> tuple[str, ...]:
+    """The names of the ``tl.scope`` blocks the operation that made ``x`` was recorded in, outermost first
+    (``()`` for a leaf, an untracked value, or an operation recorded outside every block)."""
+    node = tracker(x) if not isinstance(x, Tracked) else x
+    return getattr(node, "scope", ()) if node is not None else ()
+
+
 def param(x: Any) -> TrackedReal | TrackedArray:
     """A leaf of the tape: a ``TrackedReal`` for a scalar, a ``TrackedArray`` for an array-like.
 
