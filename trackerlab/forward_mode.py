@@ -25,9 +25,11 @@ from typing import Any
 
 from .api import _NESTED, _run, _sensitivities
 from .backends.arrays import NDARRAY, library_name, namespace
+from .core import tape
+from .core.guard import Verified
 from .core.recording import RECORDING
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
-from .core.validation import check_loss, check_numbers
+from .core.validation import check_constants, check_fresh, check_loss, check_numbers
 from .ops.registry import operations
 
 __all__ = ["hvp", "jacfwd", "jvp"]
@@ -235,11 +237,6 @@ def _sum_of(signs):
     return rule
 
 
-def _unary(derivative):
-    """An elementwise function of one argument: ``f′ ⊙ v``, ``f′`` from the argument and the result."""
-    return lambda node, tangents, values: tangents[0] * derivative(values[0], node.data)
-
-
 def _divide(node, tangents, values):
     b = values[1]
     ta, tb = tangents
@@ -250,14 +247,36 @@ def _divide(node, tangents, values):
     return total
 
 
-def _power(node, tangents, values):
-    x, c = values
+_ops = operations
+# Elementwise functions of one argument by their derivatives: the first ``f′`` from the argument and the result,
+# the second ``f″`` from those and the first. The tangent of ``f(x)`` is ``f′ ẋ``; hvp's sweep sends back ``g f′``
+# and its tangent ``ġ f′ + g f″ ẋ``.
+DERIVATIVES = {
+    "exp": (lambda x, ans: ans, lambda x, ans, slope: ans),
+    "log": (lambda x, ans: 1 / x, lambda x, ans, slope: -slope * slope),
+    "sin": (lambda x, ans: _ops()["cos"](x), lambda x, ans, slope: -ans),
+    "cos": (lambda x, ans: -_ops()["sin"](x), lambda x, ans, slope: -ans),
+    "tanh": (lambda x, ans: 1 - ans * ans, lambda x, ans, slope: -2 * ans * slope),
+    "sqrt": (lambda x, ans: 0.5 / ans, lambda x, ans, slope: -slope / (2 * ans * ans)),
+    "square": (lambda x, ans: 2 * x, lambda x, ans, slope: 2.0),
+}
+_SQUARE = DERIVATIVES["square"]
+
+
+def _derivatives(node, values, tangents):
+    """The pair of ``DERIVATIVES`` for the elementwise ``node`` of one moving argument, ``None`` for any other
+    node; ``x ** c`` for a constant number ``c ≠ 0`` is one (``c x^(c−1)`` and ``c (c−1) x^(c−2)``)."""
+    name = node.func.name
+    if name != "power":
+        return DERIVATIVES.get(name)
+    c = values[1]
     if tangents[1] is not None or not isinstance(c, int | float) or c == 0:  # a tracked or zero exponent
         return None
-    return tangents[0] * (c * x ** (c - 1))
+    if c == 2:  # the common square
+        return _SQUARE
+    return (lambda x, ans: c * x ** (c - 1), lambda x, ans, slope: 0.0 if c == 1 else c * (c - 1) * x ** (c - 2))
 
 
-_ops = operations
 TANGENTS = {
     **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _product),
     **dict.fromkeys(("sum", "mean", "reshape", "transpose", "swapaxes", "getitem", "negative", "identity"), _product),
@@ -265,45 +284,33 @@ TANGENTS = {
     "add": _sum_of((1, 1)),
     "subtract": _sum_of((1, -1)),
     "divide": _divide,
-    "power": _power,
-    "exp": _unary(lambda x, ans: ans),
-    "log": _unary(lambda x, ans: 1 / x),
-    "sin": _unary(lambda x, ans: _ops()["cos"](x)),
-    "cos": _unary(lambda x, ans: -_ops()["sin"](x)),
-    "tanh": _unary(lambda x, ans: 1 - ans * ans),
-    "sqrt": _unary(lambda x, ans: 0.5 / ans),
-    "square": _unary(lambda x, ans: 2 * x),
 }
 
 
 def _swept(y, nodes: list, tangents: list, who: str):
     """``J v`` by pushing the tangents forward over ``y``'s tape, in the order the tape was recorded."""
-    t = _tangents(_recorded_order(y.tracker, set(nodes)), nodes, tangents, who).get(y.tracker)
-    return _zeros_of(y) if t is None else t
-
-
-def _tangents(order: list, nodes: list, tangents: list, who: str | None) -> dict | None:
-    """The tangent of each node of ``order`` that depends on ``nodes``, by node. Without ``who`` (``hvp``'s
-    sweep), ``None`` where a node has no tangent of its own, instead of transposing it."""
     tangent_of = {n: t for n, t in zip(nodes, tangents) if t is not None}
-    for node in order:
+    for node in _recorded_order(y.tracker, set(nodes)):
         args = node.args
         ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
         if all(t is None for t in ts):
             continue
-        rule = TANGENTS.get(getattr(node.func, "name", None)) if node.back is None else None
         t = None
-        if rule is not None:
-            t = rule(node, ts, [a.data if type(a) is Tracked else a for a in args])
-        if t is None:
-            if who is None:
-                return None
-            # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
+        if node.back is None:
+            values = [a.data if type(a) is Tracked else a for a in args]
+            derivatives = _derivatives(node, values, ts)
+            if derivatives is not None:
+                t = ts[0] * derivatives[0](values[0], node.data)
+            else:
+                rule = TANGENTS.get(node.func.name)
+                t = None if rule is None else rule(node, ts, values)
+        if t is None:  # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
             operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
             moving = [tangent_of.get(a) for a in operands]
             t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
         tangent_of[node] = _fitted(t, node)
-    return tangent_of
+    t = tangent_of.get(y.tracker)
+    return _zeros_of(y) if t is None else t
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -311,8 +318,9 @@ def _tangents(order: list, nodes: list, tangents: list, who: str | None) -> dict
 # and their tangents ``ġ`` (the derivative of ``g`` along ``v``) sent back together. An operation sends
 # ``ġ`` what its pullback sends ``ġ``, plus the derivative of its pullback along its arguments' tangents:
 # nothing more for a linear operation; for a bilinear one, its pullback with each other argument's tangent in
-# place of the argument; for an elementwise ``f``, ``g f″(x) ẋ``. Any other node on the way to ``x`` (and
-# every custom rule) leaves ``hvp`` to reverse over reverse.
+# place of the argument; for an elementwise ``f``, ``g f″ ẋ`` (``DERIVATIVES``). Any other node on the way to
+# ``x`` (and every custom rule) leaves ``hvp`` to reverse over reverse. Only the nodes that depend on ``x``
+# take part: the others send nothing that reaches it.
 
 
 def _linear(node, g, gdot, values, tangents, last):
@@ -346,69 +354,58 @@ def _bilinear(node, g, gdot, values, tangents, last):
     return sent
 
 
-def _elementwise(first, second):
-    """An elementwise function of one argument, from its first and second derivatives in ``x`` and ``ans``."""
-
-    def rule(node, g, gdot, values, tangents, last):
-        x, ans = values[0], node.data
-        slope = first(x, ans)
-        gdot_x = g * second(x, ans, slope) * tangents[0]
-        if gdot is not None:
-            gdot_x = gdot_x + gdot * slope
-        return [(None if last[0] else g * slope, gdot_x)]
-
-    return rule
-
-
-def _power_second(node, g, gdot, values, tangents, last):
-    x, c = values
-    if tangents[1] is not None or not isinstance(c, int | float) or c == 0:
-        return None
-    if c == 2:  # the common square: 2x and 2
-        rule = _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0)
-    else:
-        curvature = 0.0 if c == 1 else c * (c - 1) * x ** (c - 2)
-        rule = _elementwise(lambda x, ans: c * x ** (c - 1), lambda x, ans, slope: curvature)
-    return rule(node, g, gdot, values, tangents, last)
-
-
 SECOND = {
     **dict.fromkeys(("add", "subtract", "negative", "identity", "sum", "mean", "reshape", "transpose"), _linear),
     **dict.fromkeys(("swapaxes", "getitem", "squeeze", "expand_dims", "ravel", "trace", "diagonal"), _linear),
     **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _bilinear),
-    "power": _power_second,
-    "exp": _elementwise(lambda x, ans: ans, lambda x, ans, slope: ans),
-    "log": _elementwise(lambda x, ans: 1 / x, lambda x, ans, slope: -slope * slope),
-    "sin": _elementwise(lambda x, ans: _ops()["cos"](x), lambda x, ans, slope: -ans),
-    "cos": _elementwise(lambda x, ans: -_ops()["sin"](x), lambda x, ans, slope: -ans),
-    "tanh": _elementwise(lambda x, ans: 1 - ans * ans, lambda x, ans, slope: -2 * ans * slope),
-    "sqrt": _elementwise(lambda x, ans: 0.5 / ans, lambda x, ans, slope: -slope / (2 * ans * ans)),
-    "square": _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0),
 }
 
 
 def _hvp_swept(y, node: Tracked, v):
     """``H v`` by ``hvp``'s sweep, or ``None`` where a node on the way has no rule here."""
-    order = _recorded_order(y.tracker, {node})
-    rules = [None if n.back is not None else SECOND.get(getattr(n.func, "name", None)) for n in order]
-    if None in rules:
-        return None
-    tangent_of = _tangents(order, [node], [v], None)
-    if tangent_of is None:
-        return None
-    g_of, gdot_of = {y.tracker: _one_like(y.tracker.data)}, {}
-    for n, rule in zip(reversed(order), reversed(rules)):
-        if n not in g_of:
-            continue
-        g, gdot = g_of.pop(n), gdot_of.pop(n, None)
+    tangent_of = {node: v}
+    way = []  # each node that depends on x, in the tape's order, with what its way back needs
+    for n in _recorded_order(y.tracker, {node}):
         args = n.args
-        values = [a.data if type(a) is Tracked else a for a in args]
-        tangents = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
-        last = [a is node for a in args]  # x's own sensitivity is not wanted, only its tangent
-        sent = rule(n, g, gdot, values, tangents, last)
-        if sent is None:
+        ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
+        if all(t is None for t in ts):
+            continue
+        if n.back is not None:  # a custom rule
             return None
-        for a, pair in zip(args, sent):
+        values = [a.data if type(a) is Tracked else a for a in args]
+        derivatives = _derivatives(n, values, ts)
+        if derivatives is not None:  # elementwise: its slope serves the tangent and both ways back
+            back = slope = derivatives[0](values[0], n.data)
+            t = ts[0] * slope
+        else:
+            back = SECOND.get(n.func.name)
+            if back is None:
+                return None
+            t = TANGENTS[n.func.name](n, ts, values)
+        if t is None:
+            return None
+        tangent_of[n] = _fitted(t, n)
+        way.append((n, back, derivatives, values, ts))
+    if y.tracker not in tangent_of:  # f does not depend on x
+        return _zeros_of(node.data)
+    g_of, gdot_of = {y.tracker: _one_like(y.tracker.data)}, {}
+    for n, back, derivatives, values, ts in reversed(way):
+        g = g_of.pop(n, None)
+        if g is None:
+            continue
+        gdot = gdot_of.pop(n, None)
+        args = n.args
+        if derivatives is not None:  # back is the slope f′: g f′, and ġ f′ + g f″ ẋ
+            x = args[0]
+            gdot_x = g * derivatives[1](values[0], n.data, back) * ts[0]
+            if gdot is not None:
+                gdot_x = gdot_x + gdot * back
+            gdot_of[x] = gdot_of[x] + gdot_x if x in gdot_of else gdot_x
+            if x is not node:  # x's own sensitivity is not wanted, only its tangent
+                s = g * back
+                g_of[x] = g_of[x] + s if x in g_of else s
+            continue
+        for a, pair in zip(args, back(n, g, gdot, values, ts, [a is node for a in args])):
             if pair is None:
                 continue
             s, sdot = pair
@@ -421,8 +418,9 @@ def _hvp_swept(y, node: Tracked, v):
 
 
 def _one_like(value):
-    if hasattr(value, "shape"):
-        return namespace(value).ones_like(value)
+    """The seed 1 for a scalar result: a number of its precision (a reduction's pullback fills it in)."""
+    if hasattr(value, "dtype"):
+        return value.dtype.type(1) if getattr(value, "ndim", 0) == 0 else namespace(value).ones_like(value)
     return type(value)(1) if isinstance(value, float) else 1.0
 
 
@@ -443,8 +441,12 @@ def _fitted(t, node):
 
 def _recorded_order(root: Tracked, inputs: set) -> list:
     """The nodes of ``root``'s tape above ``inputs`` (which are not in it), each after its arguments: a
-    depth-first postorder, iterative (tapes of any depth)."""
+    depth-first postorder, iterative (tapes of any depth). The sweeps read the values these nodes keep, so
+    each is refused as the walk refuses it: where an argument or a constant array of the caller's changed after
+    the node was recorded (a write into ``A`` inside ``f``, after ``A @ x``), with one reading per memory."""
     order, done = [], set(inputs)
+    latest = tape._EPOCH
+    verified = None
     stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
@@ -455,6 +457,12 @@ def _recorded_order(root: Tracked, inputs: set) -> list:
             if not node.isleaf:
                 order.append(node)
             continue
+        if node.epoch != latest:
+            check_fresh(node)
+        if node.guard is not None:
+            if verified is None:
+                verified = Verified()
+            check_constants(node, verified)
         stack.append((node, True))
         stack.extend((a, False) for a in node.args if type(a) is Tracked and a not in done)
     return order

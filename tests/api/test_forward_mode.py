@@ -415,3 +415,55 @@ def test_hvp_needs_a_real_scalar_function():
         tl.hvp(lambda x: tl.sum(x**3), np.ones(2), np.ones(3))
     with pytest.raises(TypeError, match="hvp: x is a tuple"):
         tl.hvp(lambda a, b: a * b, (1.0, 2.0), (1.0, 1.0))
+
+
+# ---------------------------------------------------------------- the values the forward-mode sweeps read
+
+
+def _changes_A_after_use(A):
+    """``sum(tanh(A x)²)``, then a write into ``A`` before returning: the recorded ``A @ x`` saw the old ``A``."""
+    before = A.copy()
+
+    def f(x):
+        y = tl.sum(tl.tanh(A @ x) ** 2)
+        A[:] = 2 * before
+        return y
+
+    return f
+
+
+def _updates_W_after_use(W):
+    def f(x):
+        y = tl.sum(tl.tanh(W * x) ** 2)
+        tl.update_(W, np.full(W.shape, 3.0))
+        return y
+
+    return f
+
+
+@pytest.mark.parametrize("who", ["hvp", "jvp"])
+def test_a_constant_changed_in_place_inside_f_after_its_use_is_refused_naming_the_operation(who):
+    A = np.random.default_rng(0).standard_normal((100, 100))  # 80 KB: kept by reference, fingerprinted
+    x, v = np.ones(100), np.linspace(-1, 1, 100)
+    with pytest.raises(
+        RuntimeError, match=r"matmul: argument 1 \(a constant array of shape \(100, 100\)\) was changed"
+    ):
+        getattr(tl, who)(_changes_A_after_use(A), x, v)
+
+
+@pytest.mark.parametrize("who", ["hvp", "jvp"])
+def test_a_parameter_updated_inside_f_after_its_use_is_refused_naming_the_operation(who):
+    W = tl.param(np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match=r"multiply: argument 1 \(a parameter of shape \(2,\)\) changed after"):
+        getattr(tl, who)(_updates_W_after_use(W), np.ones(2), np.ones(2))
+
+
+def test_a_small_constant_changed_inside_f_is_read_as_it_was_when_recorded():
+    # a small constant is copied when recorded: the sweeps compute at the values the forward pass used
+    A0 = np.array([[1.0, 2.0], [-0.5, 0.3]])
+    x, v = np.array([0.2, -0.4]), np.array([1.0, 0.5])
+    t = np.tanh(A0 @ x)
+    Hv = tl.hvp(_changes_A_after_use(A0.copy()), x, v)
+    np.testing.assert_allclose(Hv, A0.T @ ((2 - 6 * t * t) * (1 - t * t) * (A0 @ v)), rtol=1e-12)
+    _, Jv = tl.jvp(_changes_A_after_use(A0.copy()), x, v)
+    np.testing.assert_allclose(Jv, 2 * t * (1 - t * t) @ (A0 @ v), rtol=1e-12)
