@@ -368,22 +368,26 @@ def _hvp_swept(y, node: Tracked, v):
     for n in _recorded_order(y.tracker, {node}):
         args = n.args
         ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
-        if all(t is None for t in ts):
+        for t in ts:
+            if t is not None:
+                break
+        else:  # a node that does not depend on x sends nothing that reaches it
             continue
         if n.back is not None:  # a custom rule
             return None
         values = [a.data if type(a) is Tracked else a for a in args]
-        derivatives = _derivatives(n, values, ts)
+        name = n.func.name
+        derivatives = DERIVATIVES.get(name) if name != "power" else _derivatives(n, values, ts)
         if derivatives is not None:  # elementwise: its slope serves the tangent and both ways back
             back = slope = derivatives[0](values[0], n.data)
             t = ts[0] * slope
         else:
-            back = SECOND.get(n.func.name)
+            back = SECOND.get(name)
             if back is None:
                 return None
-            t = TANGENTS[n.func.name](n, ts, values)
-        if t is None:
-            return None
+            t = TANGENTS[name](n, ts, values)
+            if t is None:
+                return None
         tangent_of[n] = _fitted(t, n)
         way.append((n, back, derivatives, values, ts))
     if y.tracker not in tangent_of:  # f does not depend on x
@@ -536,6 +540,8 @@ def _tangent(v, node: Tracked, i: int, n: int, who: str = "jvp"):
     where, tangent = (f"x[{i}]", f"v[{i}]") if n > 1 else ("x", "v")
     value = node.data
     shape = tuple(getattr(value, "shape", ()))
+    if type(v) is NDARRAY and type(value) is NDARRAY and v.shape == value.shape and v.dtype == value.dtype:
+        return v  # (the common case: an array that fits as it is)
     tracked = isinstance(v, _TrackedValue)
     t = v if tracked else namespace(value).asarray(data(v) if hasattr(v, "tracker") else v)
     kind = _kind(data(t))
