@@ -31,6 +31,7 @@ from .core.recording import RECORDING
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
 from .core.validation import check_constants, check_fresh, check_loss, check_numbers
 from .ops.registry import operations
+from .trees import is_structure
 
 __all__ = ["hvp", "jacfwd", "jvp"]
 
@@ -83,8 +84,12 @@ def jacfwd(f: Callable, x: Any) -> Any:
     ``tl.jacobian`` (which builds it row by row by reverse mode); plain at top level, tracked inside a
     function being differentiated where it depends on tracked values.
 
-    Forward mode pays one walk per input and reverse mode one per output: ``jacfwd`` is the cheaper for a
-    function with more outputs than inputs.
+    Forward mode pays one pass per input and reverse mode one per output. At top level each column is the
+    tangent of a unit vector pushed forward over ``f``'s tape, where every node on the way has its tangent rule
+    (``TANGENTS``, ``DERIVATIVES``), and a function with fewer than two outputs for every three inputs (a walk
+    costs about one and a half pushes) gets its rows by reverse walks instead, as ``jacobian`` does: the same
+    matrix, by the cheaper pass. Otherwise, and inside a differentiation, the backpropagator is recorded once on
+    a tracked ``u`` and transposed, a walk per column (see ``jvp``).
 
     >>> import trackerlab as tl
     >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], tl.sin(x[0]), x[1] ** 2]), [0.0, 2.0])
@@ -106,22 +111,19 @@ def jacfwd(f: Callable, x: Any) -> Any:
     n_in = math.prod(in_shape)
     xp = namespace(x_value)
     columns = []
-    if isinstance(y, _TrackedValue):
-        u, (transposed,) = _transposed(y, nodes, nodes if isinstance(x, _TrackedValue) else (), "jacfwd")
-        if _reaches(transposed, u.tracker):
-            for j in range(n_in):  # column j: the derivative along the j-th unit vector
-                if in_shape:
-                    e = xp.zeros(n_in, dtype=x_value.dtype)
-                    e[j] = 1
-                    e = xp.reshape(e, in_shape)
-                else:
-                    e = type(x_value)(1) if isinstance(x_value, float | complex) else xp.ones_like(x_value)
-                columns.append(_along(transposed, e, u, y, inside, "jacfwd"))
+    if isinstance(y, _TrackedValue) and not inside:
+        order = _recorded_order(y.tracker, set(nodes))  # (checked once for every pass)
+        if 3 * math.prod(out_shape) < 2 * n_in and _kind(y_value) != "c" and _kind(x_value) != "c":
+            return _by_rows(y, nodes[0], out_shape, in_shape)
+        if _sweepable(order, nodes[0]):
+            columns = _columns_swept(order, nodes[0], y, _units(x_value, in_shape))
+    if isinstance(y, _TrackedValue) and not columns:
+        columns = _columns_transposed(y, nodes, isinstance(x, _TrackedValue), inside, _units(x_value, in_shape))
     if not columns:  # f does not depend on x
         columns = [_zeros_of(y) for _ in range(n_in)]
     if inside and any(isinstance(c, _TrackedValue) and not c.tracker.isleaf for c in columns):
         ops = operations()
-        J = ops["stack"]([ops["reshape"](c, (-1,)) for c in columns], axis=-1)
+        J = ops["stack"](*[ops["reshape"](c, (-1,)) for c in columns], axis=-1)  # (the op takes the arrays one by one)
         return ops["reshape"](J, out_shape + in_shape)
     columns = [data(c) for c in columns]
     cp = namespace(*columns) if columns else xp
@@ -129,6 +131,64 @@ def jacfwd(f: Callable, x: Any) -> Any:
     J = cp.stack(columns, axis=-1) if columns else cp.zeros((math.prod(out_shape), 0), dtype=y_value.dtype)
     J = cp.reshape(J, out_shape + in_shape)
     return J if J.ndim or library_name(J) != "numpy" else J.item()
+
+
+def _units(value, shape: tuple):
+    """The unit vectors of ``value``'s shape and dtype, one by one (a number's: 1)."""
+    xp = namespace(value)
+    n = math.prod(shape)
+    for j in range(n):
+        if shape:
+            e = xp.zeros(n, dtype=value.dtype)
+            e[j] = 1
+            yield xp.reshape(e, shape)
+        else:
+            yield type(value)(1) if isinstance(value, float | complex) else xp.ones_like(value)
+
+
+def _columns_swept(order: list, node: Tracked, y, units) -> list:
+    """The columns of the Jacobian: each unit vector's tangent pushed forward over the tape (``order``)."""
+    columns = []
+    for e in units:
+        t = _pushed(order, [node], [e], "jacfwd").get(y.tracker)
+        columns.append(_zeros_of(y) if t is None else t)
+    return columns
+
+
+def _columns_transposed(y, nodes: list, tracked_x: bool, inside: bool, units) -> list:
+    """The columns of the Jacobian by the transposition: ``Jᵀu`` recorded once, walked once per unit vector
+    (``[]`` where it does not depend on ``x``)."""
+    u, (transposed,) = _transposed(y, nodes, nodes if tracked_x else (), "jacfwd")
+    if not _reaches(transposed, u.tracker):
+        return []
+    return [_along(transposed, e, u, y, inside, "jacfwd") for e in units]
+
+
+def _by_rows(y, node: Tracked, out_shape: tuple, in_shape: tuple):
+    """The Jacobian from its rows, a plain reverse walk per output element, as ``jacobian`` builds it."""
+    value = data(y)
+    rows = []
+    for e in _units(value, out_shape):
+        s = _sensitivities(y, e, "jacfwd", (node,), nest=False).get(node)
+        rows.append(_zeros_of(node.data) if s is None else data(s))
+    xp = namespace(node.data, *rows)
+    J = xp.stack([xp.reshape(xp.asarray(r), (-1,)) for r in rows]) if rows else xp.zeros((0, math.prod(in_shape)))
+    J = xp.reshape(J, out_shape + in_shape)
+    return J if J.ndim or library_name(J) != "numpy" else J.item()
+
+
+def _sweepable(order: list, node: Tracked) -> bool:
+    """Whether every node of ``order`` that depends on ``node`` has its tangent rule here (not a custom rule)."""
+    moving = {node}
+    for n in order:
+        if any(a in moving for a in n.args if type(a) is Tracked):
+            moving.add(n)
+            if n.back is not None:  # a custom rule
+                return False
+            name = n.func.name
+            if not (name in TANGENTS or name in DERIVATIVES or name == "power"):
+                return False
+    return True
 
 
 def hvp(f: Callable, x: Any, v: Any) -> Any:
@@ -184,9 +244,29 @@ def _recorded(f: Callable, xs: tuple, who: str):
         or getattr(_NESTED, "depth", 0) > 0
         or any(isinstance(a, _TrackedValue) for a in xs)
     )
+    if not callable(f):
+        raise TypeError(f"{who}: f is a {type(f).__name__}, not a function; pass the function first, {who}(f, x, ...)")
+    for i, a in enumerate(xs):
+        _check_input(a, who, f"x[{i}]" if len(xs) > 1 else "x")
     inputs, y = _run(f, xs)
     check_numbers(y, who)
     return inputs, y, [a.tracker for a in inputs], inside
+
+
+def _check_input(x, who: str, where: str) -> None:
+    """Refuse an input that is not numbers, naming ``who``: a structure (``jacobian`` and ``gradient`` take
+    those), strings, ``None``, objects."""
+    if isinstance(x, _TrackedValue) or type(x) is float or (type(x) is NDARRAY and x.dtype.kind in "fc"):
+        return  # (the common inputs: nothing to convert)
+    if is_structure(x):
+        raise TypeError(
+            f"{who}: {where} is a {type(x).__name__}; {who} differentiates with respect to an array or a number "
+            "(tl.jacobian and tl.gradient take nested structures)"
+        )
+    try:
+        param(x)
+    except TypeError as error:
+        raise TypeError(f"{who}: {where} is not numbers, an array or a number ({error})") from None
 
 
 def _transposed(y, nodes: list, stop, who: str):
@@ -289,8 +369,15 @@ TANGENTS = {
 
 def _swept(y, nodes: list, tangents: list, who: str):
     """``J v`` by pushing the tangents forward over ``y``'s tape, in the order the tape was recorded."""
+    t = _pushed(_recorded_order(y.tracker, set(nodes)), nodes, tangents, who).get(y.tracker)
+    return _zeros_of(y) if t is None else t
+
+
+def _pushed(order: list, nodes: list, tangents: list, who: str) -> dict:
+    """The tangent of each node of ``order`` (a tape in the order it was recorded) that depends on ``nodes``
+    moving along ``tangents``, by node."""
     tangent_of = {n: t for n, t in zip(nodes, tangents) if t is not None}
-    for node in _recorded_order(y.tracker, set(nodes)):
+    for node in order:
         args = node.args
         ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
         if all(t is None for t in ts):
@@ -309,8 +396,7 @@ def _swept(y, nodes: list, tangents: list, who: str):
             moving = [tangent_of.get(a) for a in operands]
             t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
         tangent_of[node] = _fitted(t, node)
-    t = tangent_of.get(y.tracker)
-    return _zeros_of(y) if t is None else t
+    return tangent_of
 
 
 # ---------------------------------------------------------------------------------------------------------

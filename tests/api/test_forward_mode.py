@@ -101,6 +101,18 @@ def test_jvp_and_jacfwd_of_every_rule_case_match_differences_and_the_jacobian(ca
             for i in range(len(args))
         )
     np.testing.assert_allclose(Jv, by_columns, rtol=1e-9, atol=1e-12, err_msg=case_id)
+    # inside a differentiation jacfwd transposes the recorded backpropagator (at top level it pushes tangents or
+    # walks rows): the methods agree on every case
+    with np.errstate(invalid="ignore"):
+        transposed = sum(
+            np.tensordot(
+                tl.data(tl.forward(lambda a, i=i: tl.jacfwd(lambda b: f(*args[:i], b, *args[i + 1 :]), a), args[i])[0]),
+                vs[i],
+                axes=np.ndim(vs[i]),
+            )
+            for i in range(len(args))
+        )
+    np.testing.assert_allclose(Jv, transposed, rtol=1e-9, atol=1e-12, err_msg=case_id)
     if not np.iscomplexobj(y) and np.size(y) <= 64:
         with np.errstate(invalid="ignore"):
             jv = sum(
@@ -317,6 +329,86 @@ def test_jacfwd_inside_a_function_being_differentiated():
 def test_jacfwd_takes_one_array():
     with pytest.raises(TypeError, match="jacfwd: x is a tuple"):
         tl.jacfwd(lambda a, b: a * b, (1.0, 2.0))
+
+
+def _two_layers(m, n, seed=0):
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((m, n)), rng.standard_normal((m, m)) / m
+    return (lambda x: tl.tanh(B @ tl.tanh(A @ x) + tl.sin(A @ x) * 2.0)), rng.standard_normal(n)
+
+
+def _by_differences(f, x):
+    units = np.eye(x.size)
+    return np.stack([along(f, [x], [units[j]]) for j in range(x.size)], axis=-1)
+
+
+@pytest.mark.parametrize("m, n", [(40, 3), (3, 40), (12, 12), (1, 5)], ids=["tall", "wide", "square", "one row"])
+def test_jacfwd_of_tall_wide_and_square_jacobians_matches_jacobian_and_differences(m, n):
+    # tall: a tangent pushed forward per column; wide: a reverse walk per row; inside a differentiation: the
+    # transposition, a walk per column
+    f, x = _two_layers(m, n)
+    J = tl.jacfwd(f, x)
+    assert isinstance(J, np.ndarray) and J.shape == (m, n)
+    np.testing.assert_allclose(J, tl.jacobian(f, x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(J, _by_differences(f, x), rtol=1e-6, atol=1e-8)
+    inside = tl.data(tl.forward(lambda a: tl.jacfwd(f, a), x)[0])
+    np.testing.assert_allclose(inside, J, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("m, n", [(6, 2), (2, 6)], ids=["tall", "wide"])
+def test_jacfwd_through_a_custom_rule_and_a_node_without_a_tangent_rule(m, n):
+    @tl.primitive
+    def cube(x):
+        return x**3
+
+    @tl.grad_rule(cube)
+    def _(x):
+        return cube(tl.data(x)), lambda g: (3 * x**2 * g,)
+
+    A = np.random.default_rng(1).standard_normal((m, n))
+    x = np.linspace(-0.8, 0.9, n)
+    f = lambda x: tl.relu(cube(A @ x)) + tl.logsumexp(x)  # relu and logsumexp: no tangent rule of their own
+    z = A @ x
+    expected = (3 * z**2 * (z > 0))[:, None] * A + np.exp(x - np.log(np.sum(np.exp(x))))[None, :]
+    np.testing.assert_allclose(tl.jacfwd(f, x), expected, rtol=1e-12)
+    np.testing.assert_allclose(tl.jacfwd(f, x), _by_differences(f, x), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "f, x, message",
+    [
+        (
+            tl.sin,
+            "abc",
+            r"jacfwd: x is not numbers, an array or a number \(param: cannot make a parameter of dtype <U3",
+        ),
+        (tl.sin, None, r"jacfwd: x is not numbers, an array or a number"),
+        (tl.sin, np.array([object()]), r"jacfwd: x is not numbers"),
+        (lambda p: p["a"], {"a": np.ones(2)}, r"jacfwd: x is a dict; jacfwd differentiates with respect to an array"),
+        (3, np.ones(2), r"jacfwd: f is a int, not a function"),
+        (lambda x: "no", np.ones(2), r"jacfwd: f returned a str, 'no', not a number"),
+        (lambda x: None, np.ones(2), r"jacfwd: f returned a NoneType, None, not a number"),
+    ],
+)
+def test_jacfwd_refuses_bad_input_naming_jacfwd(f, x, message):
+    with pytest.raises(TypeError, match=message):
+        tl.jacfwd(f, x)
+
+
+@pytest.mark.parametrize("m, n", [(100, 100), (900, 10), (10, 900)], ids=["square", "tall", "wide"])
+def test_jacfwd_refuses_a_constant_changed_inside_f_after_its_use(m, n):
+    A = np.random.default_rng(2).standard_normal((m, n))  # over 64 KB: kept by reference, fingerprinted
+    before = A.copy()
+
+    def f(x):
+        y = tl.tanh(A @ x)
+        A[:] = 2 * before
+        return y
+
+    with pytest.raises(
+        RuntimeError, match=rf"matmul: argument 1 \(a constant array of shape \({m}, {n}\)\) was changed"
+    ):
+        tl.jacfwd(f, np.ones(n))
 
 
 # ---------------------------------------------------------------- hvp
