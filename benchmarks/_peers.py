@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 
 
 class Skipped(Exception):
@@ -18,6 +19,8 @@ def need(name: str):
         raise Skipped(f"{name} is not installed ({error}); pip install -e '.[bench]' in a clone") from None
     if name == "torch":
         module.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    if name.startswith("torch"):  # torch.func's transforms call the deprecated torch.jit.script inside PyTorch
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning)
     return module
 
 

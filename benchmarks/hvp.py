@@ -1,10 +1,11 @@
 """Hessian-vector product of ``f(x) = sum(tanh(A x)²)``, A 200×200.
 
 Reverse over reverse (``gradient`` of ``v · gradient(f)``): the gradient is computed with its tape recorded,
-then ``v · ∇f`` is back-propagated through that tape; ``tl.hvp`` back-propagates ``v`` from the recorded
-gradient itself; ``tl.jvp`` of the gradient pushes ``v`` forward over the recorded gradient's tape (forward over
-reverse without the symmetry). The floor is the analytic formula: with ``t = tanh(A x)``, ``∇f = Aᵀ (2 t (1 - t²))``
-and ``H v = Aᵀ ((2 - 6 t²)(1 - t²) ⊙ A v)``.
+then ``v · ∇f`` is back-propagated through that tape; ``tl.hvp`` goes forward over reverse in one sweep (the
+tangent ``v`` pushed forward over ``f``'s tape, the sensitivities sent back with their tangents), with ``A``
+writeable and read-only (which the constants guard need not read); ``tl.jvp`` of the gradient pushes ``v``
+forward over the recorded gradient's tape (forward over reverse without the symmetry). The floor is the analytic
+formula: with ``t = tanh(A x)``, ``∇f = Aᵀ (2 t (1 - t²))`` and ``H v = Aᵀ ((2 - 6 t²)(1 - t²) ⊙ A v)``.
 """
 
 from __future__ import annotations
@@ -49,11 +50,30 @@ def trackerlab(size):
 
 
 def trackerlab_hvp(size):
-    """``tl.hvp``: the gradient recorded, and its backpropagator applied to ``v`` (forward over reverse, which the
-    Hessian's symmetry makes one plain walk over the recorded gradient)."""
+    """``tl.hvp``: forward over reverse, ``v`` pushed forward over ``f``'s tape and the sensitivities sent back
+    with their tangents, every node of ``f`` having its second-order rule there (``forward_mode.SECOND``)."""
     import trackerlab as tl
 
     A, x, v = size
+
+    def f(x):
+        return tl.sum(tl.tanh(A @ x) ** 2)
+
+    def run():
+        return [tl.hvp(f, x, v)]
+
+    return run
+
+
+def trackerlab_hvp_read_only(size):
+    """``tl.hvp`` with ``A`` read-only (``A.setflags(write=False)``, as a constant that is not to change can be
+    handed out): the constants guard has nothing to read, where it reads a writeable ``A`` twice a call (when
+    ``A @ x`` is recorded and before the sweep, so that a write into ``A`` inside ``f`` is refused)."""
+    import trackerlab as tl
+
+    A, x, v = size
+    A = A.copy()
+    A.setflags(write=False)
 
     def f(x):
         return tl.sum(tl.tanh(A @ x) ** 2)
@@ -156,6 +176,7 @@ def workload(smoke: bool) -> Workload:
             "floor": floor,
             "trackerlab": trackerlab,
             "trackerlab hvp()": trackerlab_hvp,
+            "trackerlab hvp(), A read-only": trackerlab_hvp_read_only,
             "trackerlab jvp(gradient)": trackerlab_jvp_of_gradient,
             "pytorch": pytorch,
             "pytorch torch.func jvp(grad)": pytorch_func,
@@ -314,5 +335,104 @@ def profile(number: int = 500) -> str:
     return "\n".join(lines)
 
 
+def profile_hvp(number: int = 500) -> str:
+    """Where ``tl.hvp`` spends its time, phase by phase (CPU time, best of 9 rounds of ``number`` runs): recording
+    ``f``, reading the tape in order with its checks (the constants guard compares ``A`` with its fingerprint), the
+    tangents pushed forward and the sensitivities sent back with theirs; for a writeable ``A`` and a read-only one,
+    beside the floor and the NumPy work of the sweep alone.
+
+    ``python -m benchmarks.hvp`` prints it after ``profile``'s.
+    """
+    import time
+    import timeit
+
+    from trackerlab import forward_mode
+    from trackerlab.core import guard as _guard
+
+    A, x, v = problem(False)
+    best = lambda f, n=number: min(timeit.repeat(f, number=n, repeat=9, timer=time.process_time)) / n * 1e6
+    clock = time.process_time_ns
+    spent: dict = {}
+    names = {"_recorded": "record f", "_recorded_order": "the tape in order, checked", "_hvp_swept": "sweep"}
+    originals = {name: getattr(forward_mode, name) for name in names}
+
+    def timing(name, f):
+        def timed(*args, **kwargs):
+            begin = clock()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0) + clock() - begin
+
+        return timed
+
+    def phases(constant):
+        run = trackerlab_hvp((constant, x, v))
+        for _ in range(200):
+            run()
+        total = best(run)
+        tick = best(clock, 10_000)
+        rounds = []
+        try:
+            for name, f in originals.items():
+                setattr(forward_mode, name, timing(name, f))
+            for _ in range(9):
+                spent.clear()
+                begin = clock()
+                for _ in range(number):
+                    run()
+                spent["all"] = clock() - begin
+                rounds.append({name: t / number / 1e3 - tick for name, t in spent.items()})
+        finally:
+            for name, f in originals.items():
+                setattr(forward_mode, name, f)
+        got = {name: min(r[name] for r in rounds) for name in [*names, "all"]}
+        readings = []
+        weighted = _guard._weighted
+        _guard._weighted = lambda flat: readings.append(flat.size) or weighted(flat)
+        try:
+            run()
+        finally:
+            _guard._weighted = weighted
+        return total, got, len(readings)
+
+    read_only = A.copy()
+    read_only.setflags(write=False)
+    t = np.tanh(A @ x)
+    s1 = 1 - t * t
+
+    def sweep_numpy():  # what the sweep computes, in its order, with nothing around it
+        tz = A @ v
+        tt = tz * (1 - t * t)
+        slope = 2 * t
+        (tt * slope).sum()
+        g = np.full(t.shape, 1.0)
+        gp = g * slope
+        gdot = g * 2.0 * tt
+        return A.T @ (gp * (-2 * t * s1) * tz + gdot * s1)
+
+    floor_us = best(floor((A, x, v)))
+    lines = [
+        f"tl.hvp of sum(tanh(A x)²), A {A.shape[0]}×{A.shape[1]}: µs per run (CPU time, best of 9 rounds of {number})",
+        f"  analytic floor                          {floor_us:7.1f}",
+        f"  the sweep's NumPy work alone            {best(sweep_numpy):7.1f}",
+    ]
+    for label, constant in (("A writeable", A), ("A read-only", read_only)):
+        total, got, readings = phases(constant)
+        sweep = got["_hvp_swept"] - got["_recorded_order"]
+        rest = got["all"] - got["_recorded"] - got["_hvp_swept"]  # (in the same timed runs as the phases)
+        lines += [
+            f"  tl.hvp, {label:30s}  {total:7.1f}  ({total / floor_us:.2f}× the floor; the guard reads A {readings} "
+            "times a run)",
+            f"    record f                              {got['_recorded']:7.1f}",
+            f"    the tape in order, checked            {got['_recorded_order']:7.1f}",
+            f"    tangents forward, sensitivities back  {sweep:7.1f}",
+            f"    the rest (checks of x and v, result)  {rest:7.1f}",
+        ]
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     print(profile())
+    print()
+    print(profile_hvp())

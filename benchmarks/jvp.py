@@ -80,6 +80,11 @@ def workload(smoke: bool) -> Workload:
         target_value=float("inf"),
         target_kind="ratio",
         size=problem(smoke),
-        implementations={"floor": floor, "trackerlab": trackerlab, "pytorch": pytorch, "autograd": autograd},
+        implementations={
+            "floor": floor,
+            "trackerlab": trackerlab,
+            "pytorch torch.func.jvp": pytorch,
+            "autograd make_jvp": autograd,
+        },
         repeats=51,
     )

@@ -197,3 +197,14 @@ def test_the_conv_floor_is_the_layers_gradient():
     for i, got in enumerate((dx, dW, db)):
         np.testing.assert_allclose(got, differences(loss, [x, W, b], i), rtol=1e-6, atol=1e-8)
     assert suite.main(["--smoke", "--only", "conv"]) == 0
+
+
+def test_the_tl_hvp_profile_splits_its_phases_and_counts_the_guards_readings():
+    from benchmarks import hvp
+
+    text = hvp.profile_hvp(number=3)
+    for part in ("analytic floor", "the sweep's NumPy work alone", "record f", "the tape in order, checked"):
+        assert part in text
+    # a writeable A is read when A @ x is recorded and once more before the sweep; a read-only A never
+    assert "A writeable" in text and "the guard reads A 2 times a run" in text
+    assert "A read-only" in text and "the guard reads A 0 times a run" in text
