@@ -6,12 +6,15 @@ AD), a second walk over that recording, seeded with ``v``, sends ``u`` the sensi
 ``⟨Jᵀu, v⟩`` is linear in ``u`` and its gradient is ``J v``. So every rule and every custom rule whose
 pullback can be differentiated (every rule of the tables is checked to second order) has a forward mode. The
 second walk stops at the nodes of ``f``'s own tape: ``J v`` depends on them, but only its dependence on ``u``
-is wanted. ``jacfwd``, and ``jvp`` inside a differentiation (whose results are recorded), work this way.
+is wanted. ``jvp`` and ``jacfwd`` inside a differentiation (whose results are recorded) work this way.
 
-At top level ``jvp`` pushes the tangent forward over ``f``'s tape instead, node by node (``TANGENTS``: the
-common operations; any other node is transposed by itself), and ``hvp`` runs forward over reverse where every
-node on the way has its second-order rule (``SECOND``). Elsewhere ``hvp`` uses the Hessian's symmetry: the
-derivative of ``∇f`` along ``v`` is the backpropagator of the recorded ``∇f`` applied to ``v``.
+At top level ``jvp`` pushes the tangent forward over ``f``'s tape instead, node by node (``TANGENTS`` and
+``DERIVATIVES``: the common operations; any other node is transposed by itself), ``jacfwd`` pushes a unit tangent
+per column or walks a row per output, whichever costs less, and ``hvp`` runs forward over reverse where every
+node on the way has its second-order rule (``SECOND``, ``DERIVATIVES``). These sweeps read the values the tape
+keeps, so they check it first as the walk does (a constant or parameter changed since it was recorded is
+refused). Elsewhere ``hvp`` uses the Hessian's symmetry: the derivative of ``∇f`` along ``v`` is the
+backpropagator of the recorded ``∇f`` applied to ``v``.
 
 Complex values follow the convention of ``gradient`` (JAX's and autograd's): a holomorphic ``f`` has the
 tangent ``f′(z) v``; in general ``jvp`` gives the real-linear derivative of ``f`` applied to ``v``.
@@ -197,8 +200,8 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
     inside a function being differentiated where it depends on tracked values.
 
     Forward over reverse: the tangent ``v`` is pushed forward over ``f``'s tape, and the sensitivities and their
-    tangents go back together, where every node on the way has its rule for that (``SECOND``: products,
-    linear operations and the common elementwise functions). Otherwise the gradient's walk is recorded and
+    tangents go back together, where every node on the way has its rule for that (``SECOND``: products and
+    linear operations; ``DERIVATIVES``: the common elementwise functions). Otherwise the gradient's walk is recorded and
     walked once more, seeded with ``v``: the Hessian is symmetric, so the gradient's backpropagator applied to
     ``v`` is the derivative of the gradient along ``v``; for a complex ``x`` too, in the pairing of the
     convention (``Re Σ a b``, see ``jvp``).
@@ -259,9 +262,10 @@ def _check_input(x, who: str, where: str) -> None:
     if isinstance(x, _TrackedValue) or type(x) is float or (type(x) is NDARRAY and x.dtype.kind in "fc"):
         return  # (the common inputs: nothing to convert)
     if is_structure(x):
+        hint = "tl.stack([...]) makes one array of a list of values; " if isinstance(x, list | tuple) else ""
         raise TypeError(
             f"{who}: {where} is a {type(x).__name__}; {who} differentiates with respect to an array or a number "
-            "(tl.jacobian and tl.gradient take nested structures)"
+            f"({hint}tl.jacobian and tl.gradient take nested structures)"
         )
     try:
         param(x)

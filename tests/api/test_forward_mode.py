@@ -385,6 +385,7 @@ def test_jacfwd_through_a_custom_rule_and_a_node_without_a_tangent_rule(m, n):
         (tl.sin, None, r"jacfwd: x is not numbers, an array or a number"),
         (tl.sin, np.array([object()]), r"jacfwd: x is not numbers"),
         (lambda p: p["a"], {"a": np.ones(2)}, r"jacfwd: x is a dict; jacfwd differentiates with respect to an array"),
+        (lambda x: x, [tl.param(1.0), tl.param(2.0)], r"jacfwd: x is a list; .*\(tl.stack\(\[...\]\) makes one array"),
         (3, np.ones(2), r"jacfwd: f is a int, not a function"),
         (lambda x: "no", np.ones(2), r"jacfwd: f returned a str, 'no', not a number"),
         (lambda x: None, np.ones(2), r"jacfwd: f returned a NoneType, None, not a number"),
