@@ -457,15 +457,22 @@ def _hvp_swept(y, node: Tracked, v):
     way = []  # each node that depends on x, in the tape's order, with what its way back needs
     for n in _recorded_order(y.tracker, {node}):
         args = n.args
-        ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
-        for t in ts:
-            if t is not None:
-                break
-        else:  # a node that does not depend on x sends nothing that reaches it
-            continue
+        if len(args) == 1:  # (most nodes: one argument, tracked)
+            a = args[0]
+            t = tangent_of.get(a) if type(a) is Tracked else None
+            if t is None:  # a node that does not depend on x sends nothing that reaches it
+                continue
+            ts, values = [t], [a.data]
+        else:
+            ts = [tangent_of.get(a) if type(a) is Tracked else None for a in args]
+            for t in ts:
+                if t is not None:
+                    break
+            else:
+                continue
+            values = [a.data if type(a) is Tracked else a for a in args]
         if n.back is not None:  # a custom rule
             return None
-        values = [a.data if type(a) is Tracked else a for a in args]
         name = n.func.name
         derivatives = DERIVATIVES.get(name) if name != "power" else _derivatives(n, values, ts)
         if derivatives is not None:  # elementwise: its slope serves the tangent and both ways back

@@ -415,6 +415,9 @@ def test_jacfwd_refuses_a_constant_changed_inside_f_after_its_use(m, n):
 # ---------------------------------------------------------------- hvp
 
 
+W_CLOSED = tl.param(np.array([0.3, -0.7]))
+
+
 def tanh_square(A):
     return lambda x: tl.sum(tl.tanh(A @ x) ** 2)
 
@@ -447,6 +450,8 @@ def test_hvp_equals_hessian_times_v_and_the_formula():
         (lambda x: tl.sum((x.reshape(2, 2).T @ x.reshape(2, 2)) * np.array([1.0, 2.0])), np.arange(1.0, 5.0)),
         (lambda x: tl.sum(tl.outer(x, x) * 2.0 - x[0] * x + tl.dot(x, x)), np.array([0.3, -0.7])),
         (lambda x: tl.sum(x * 3.0 - (-x) ** 2), 1.5),
+        # nodes that do not depend on x (a parameter f closes over) take no part in the sweep
+        (lambda x: tl.sum(tl.tanh(W_CLOSED) * x**3) + tl.sum(tl.exp(W_CLOSED)), np.array([0.5, -1.0])),
     ],
 )
 def test_hvp_against_the_differences_of_the_gradient(f, x):
