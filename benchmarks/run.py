@@ -27,6 +27,7 @@ WORKLOADS = {
     "deep": deep_chain.workload,
     "hvp": hvp.workload,
     "jvp": jvp.workload,
+    "jacfwd": jvp.jacobian_workload,
     "logreg": logreg.workload,
     "conv": conv.workload,
 }

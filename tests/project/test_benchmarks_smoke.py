@@ -63,6 +63,17 @@ def test_the_jvp_floor_is_the_derivative_along_v():
     np.testing.assert_allclose(Jv, (np.tanh(A @ (x + h * v)) - np.tanh(A @ (x - h * v))) / (2 * h), rtol=1e-6)
 
 
+def test_the_jacobian_floor_is_the_jacobian():
+    from benchmarks import jvp
+
+    A, x = jvp.tall_problem(True)
+    (J,) = jvp.jacobian_floor((A, x))()
+    h = 1e-6
+    units = np.eye(x.size)
+    columns = [(np.tanh(A @ (x + h * e)) - np.tanh(A @ (x - h * e))) / (2 * h) for e in units]
+    np.testing.assert_allclose(J, np.stack(columns, axis=-1), rtol=1e-6)
+
+
 def toy(impls):
     return Workload(
         name="toy",
