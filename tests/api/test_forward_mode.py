@@ -1,7 +1,9 @@
 """Forward mode: ``tl.jvp`` against central differences along the tangent and against ``jacobian @ v`` on every
-case of the rule tables (so every rule has a checked forward mode), ``tl.jacfwd`` against ``tl.jacobian``,
-``tl.hvp`` against ``hessian @ v`` and the differences of the gradient, custom rules, complex inputs in the
-convention of the docs, nested differentiation, and the errors, which name the function and the shapes."""
+case of the rule tables (so every rule has a checked forward mode), ``tl.jacfwd`` by each of its passes (tangents
+pushed per column, reverse walks per row, the transposition) against ``tl.jacobian`` and differences for tall, wide
+and square Jacobians, ``tl.hvp`` against ``hessian @ v`` and the differences of the gradient, custom rules, complex
+inputs in the convention of the docs, nested differentiation, a constant or parameter changed inside ``f`` (refused,
+as by the backward pass), and the errors, which name the function and the shapes."""
 
 import importlib
 import pathlib
