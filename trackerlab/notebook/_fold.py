@@ -65,7 +65,8 @@ class Folding:
 
 def folding(root, fold, index: dict, below: dict, who: str = "plot_tape") -> Folding | None:
     """The blocks to fold by the option ``fold``: ``True`` every block of the tape (``None`` when it has none),
-    ``False`` none (``None``), or a list of names of blocks to open (the rest stay folded)."""
+    ``False`` none (``None``), or a list of names of blocks to open (the rest stay folded). A block holding
+    every operation of the tape is open either way: as one box it would show nothing."""
     if fold is False:
         return None
     if fold is not True:
@@ -84,10 +85,14 @@ def folding(root, fold, index: dict, below: dict, who: str = "plot_tape") -> Fol
             return None
         raise ValueError(f"{who}: fold names blocks to open, but this tape has no blocks (tl.scope makes them)")
     result = Folding(tree, set())
+    level, operations = tree, sum(not node.isleaf for node in index)
+    while len(level) == 1 and level[0].operations == operations:  # one box for the whole tape would show nothing
+        result.opened.add(level[0])
+        level = level[0].blocks
     if fold is not True:
         wanted = set(fold)
-        result.opened = {block for block in result.every if wanted & {block.name, *block.parts}}
-        found = {name for block in result.opened for name in (block.name, *block.parts)}
+        result.opened |= {block for block in result.every if wanted & {block.name, *block.parts}}
+        found = {name for block in result.every for name in (block.name, *block.parts)}
         missing = sorted(wanted - found)
         if missing:
             known = sorted({block.name for block in result.every})

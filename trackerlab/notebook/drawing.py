@@ -282,7 +282,7 @@ def tape_html(y, **options) -> tuple[str, str]:
     >>> x = tl.param(2.0)
     >>> with tl.scope("square"):
     ...     y = x * x + 1
-    >>> svg, html = tape_html(y)
+    >>> svg, html = tape_html(y * 3)
     >>> html.count("<details")
     1
     """

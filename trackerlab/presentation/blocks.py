@@ -53,9 +53,9 @@ def blocks(root, index: dict | None = None, below: dict | None = None) -> list[B
     """The outermost blocks of the tape of ``root`` (a ``Tracked`` node), each holding its nested ones.
 
     Two entries into blocks of one name (two calls of a ``@tl.scope`` function) are two blocks. As the
-    displays show them: a block holding nothing but one nested block is read as one block (``"h › dense"``),
-    and a block of a single operation is not a block (folding it would hide nothing). ``index`` and ``below``
-    are ``numbering(root)``'s, when the caller has them.
+    displays show them: a block holding nothing but one nested block is read as one block (``"h › dense"``;
+    ``"dense"`` when both have that name), and a block of a single operation is not a block (folding it would
+    hide nothing). ``index`` and ``below`` are ``numbering(root)``'s, when the caller has them.
 
     >>> import trackerlab as tl
     >>> W = tl.param([[1.0, 2.0], [3.0, 4.0]])
@@ -109,7 +109,8 @@ def _simplified(level: list, parent) -> list:
     for block in level:
         while not block.own and len(block.blocks) == 1:  # nothing but one block inside: the two are one
             inner = block.blocks[0]
-            inner.parts = block.parts + inner.parts
+            repeated = inner.parts[0] == block.parts[-1]  # a @tl.scope function that %%track makes a block too
+            inner.parts = block.parts + inner.parts[repeated:]
             inner.name = " › ".join(inner.parts)
             block = inner
         block.parent = parent
