@@ -9,12 +9,13 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from markup import pictures
+from markup import pictures, unstyled
 from test_drawing import SVG, geometry
 
 import trackerlab as tl
 from trackerlab.notebook._theme import COLOURS
 from trackerlab.notebook.drawing import tape_html
+from trackerlab.notebook.html import html_repr
 from trackerlab.presentation.blocks import blocks
 from trackerlab.presentation.numbering import numbering
 
@@ -268,3 +269,60 @@ def test_naming_a_block_on_a_tape_without_blocks_says_so():
     y = tl.param(2.0) * 3
     with pytest.raises(ValueError, match=r"plot_tape: fold names blocks to open, but this tape has no blocks"):
         tl.tape_svg(y, fold=["layer 1"])
+
+
+# ----------------------------------------------------------------------------------------------------
+# The repr's Call tape: a block is a <details> named by it
+
+
+def block_details(html: str, name: str) -> tuple[str, str]:
+    """The opening tag and the inside of the ``<details>`` of the block ``name`` in the repr's tape."""
+    html = unstyled(html)
+    start = html.index(f'<span class="tl-block">block</span> <span class="tl-name">{name}</span>')
+    start = html.rindex("<details", 0, start)
+    depth, at = 0, start
+    for match in re.finditer(r"<details|</details>", html[start:]):
+        depth += 1 if match.group(0) == "<details" else -1
+        if depth == 0:
+            at = start + match.end()
+            break
+    return html[start : html.index(">", start) + 1], html[start:at]
+
+
+def keys_in(html: str) -> set:
+    return set(re.findall(r'<span class="tl-key">(n\d+)</span>', html))
+
+
+def test_the_reprs_tape_groups_by_block_each_a_details_closed_at_first():
+    loss, labels = mlp()
+    key = keys(loss)
+    html = html_repr(loss, labels=labels)
+    tag2, layer2 = block_details(html, "layer 2")
+    tag1, layer1 = block_details(html, "layer 1")
+    assert tag1 == tag2 == "<details>"  # folded until clicked
+    assert "3 operations → 64×256" in layer1 and "2 operations → 64×10" in layer2
+    in_layer1 = {key[n] for n in key if tl.scopes(n) == ("layer 1",)}
+    in_layer2 = {key[n] for n in key if tl.scopes(n) == ("layer 2",)}
+    assert keys_in(layer1) - {key[p.tracker] for p in labels if tl.isleaf(p)} == in_layer1
+    assert in_layer1 | in_layer2 <= keys_in(layer2)  # layer 1 is what layer 2 is computed from: inside it
+    assert layer1 in layer2
+    outside = unstyled(html).replace(layer2, "")
+    assert keys_in(outside) == {key[loss.tracker], key[loss.tracker.args[0]]}  # the mean and the square
+
+
+def test_the_repr_opens_a_block_holding_the_whole_tape_and_runs_stop_at_a_block():
+    x = tl.param(0.1)
+    with tl.scope("everything"):
+        y = x
+        for _ in range(6):
+            y = tl.sin(y)
+        with tl.scope("inner"):
+            for _ in range(6):
+                y = tl.sin(y)
+    html = html_repr(y)
+    tag, _ = block_details(html, "everything")
+    assert tag == "<details open>"
+    # each run of six sines is folded within its own block (the top one, 4 more, and the last one), not as one run
+    assert len(re.findall(r"… 4 more in a chain \(sin ×4\)", unstyled(html))) == 2
+    _, inner = block_details(html, "inner")
+    assert inner.count("sin ×4") == 2  # the block's own run, and the run of the values it was computed from
