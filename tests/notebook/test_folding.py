@@ -326,3 +326,27 @@ def test_the_repr_opens_a_block_holding_the_whole_tape_and_runs_stop_at_a_block(
     assert len(re.findall(r"… 4 more in a chain \(sin ×4\)", unstyled(html))) == 2
     _, inner = block_details(html, "inner")
     assert inner.count("sin ×4") == 2  # the block's own run, and the run of the values it was computed from
+
+
+def test_a_tape_of_many_blocks_draws_those_nearest_the_output_and_says_how_many_more():
+    @tl.scope
+    def step(v):
+        return tl.sin(v) * 1.5
+
+    x = tl.param(0.3)
+    v = x
+    for _ in range(70):
+        v = step(v)
+    svg, html = tape_html(v, max_nodes=20)
+    drawn = titles(svg)
+    assert len(drawn) == 20 and drawn["more"] == "… 52 more"  # 19 of the 70 blocks and x, and one box for 52
+    assert set(drawn) - {"more"} == {f"b{i}" for i in range(51, 70)}
+    _, edges, _, _ = geometry(svg)
+    assert ("more", "b51", None) in edges and len(edges) == 19  # each block from the one before it
+    # below the drawing, a line for the first blocks, and the own drawings of the 24 nearest the output
+    assert html.count("<details") == 24
+    assert html.index("… 46 more blocks: plot_tape(y, fold=[name]) opens them") < html.index("<details")
+    key = keys(v)
+    steps = blocks(tl.tracker(v))
+    for block, svg in zip(steps[46:], pictures(html)[1:], strict=True):
+        assert {key[node] for node in block.nodes} <= set(titles(svg))

@@ -30,6 +30,7 @@ class Folding:
             self.every.append(block)
             stack.extend(reversed(block.blocks))
         self.key = {block: f"b{i}" for i, block in enumerate(self.every)}
+        self.boxes = None  # (what they were made of, the boxes and edges of every value): the drawings' cache
         self.innermost: dict = {}
         for block in self.every:  # preorder: a nested block comes after the one it is in, and overrides it
             for node in block.nodes:
@@ -120,9 +121,6 @@ def fold_boxes(boxes: dict, edges: list, fold: Folding, within, max_nodes: int) 
             continue
         if inside is not None and node not in inside:
             unit_key[key] = key if node in inputs else None
-            source = fold.innermost.get(node)
-            if node in inputs and source is not None:  # a value made by another block: say which
-                box["folded"] = [*box["folded"], _("from {block}").format(block=source.name)]
             continue
         unit = fold.unit(node, within)
         if unit is node:
@@ -150,9 +148,13 @@ def fold_boxes(boxes: dict, edges: list, fold: Folding, within, max_nodes: int) 
     for key, box in boxes.items():
         unit = unit_key.get(key)
         if unit == key:
-            drawn[key] = box
+            drawn[key] = dict(box)  # its own copy: the drawing writes its state and text into it
         elif unit in folded and unit not in drawn:
             drawn[unit] = folded[unit]
+    for box in drawn.values():
+        source = fold.innermost.get(box["node"]) if within is not None and box["node"] not in inside else None
+        if source is not None:  # an input made by another block: say which
+            box["folded"] = [*box["folded"], _("from {block}").format(block=source.name)]
     keys = {box["node"]: key for key, box in boxes.items() if box["node"] is not None}
     outputs = {unit_key[keys[node]] for node in (within.outputs if within is not None else ()) if node in keys}
     order = _topological(drawn, out_edges)

@@ -152,7 +152,10 @@ def _plot(
     outputs = {root}
     if folded is not None:  # every value, then the blocks folded
         (index, _uses, _below), _names = numbered
-        boxes, edges, total = boxes_and_edges(root, labels, len(index), constants, numbered, None)
+        every = (labels, constants)  # the boxes of every value, made once for a drawing and its blocks' drawings
+        if folded.boxes is None or folded.boxes[0] != every:
+            folded.boxes = (every, boxes_and_edges(root, labels, len(index), constants, numbered, None))
+        boxes, edges, total = folded.boxes[1]
         plan = fold_boxes(boxes, edges, folded, within, max_nodes)
         if plan is None:
             boxes = None  # folding would make a cycle: every operation drawn instead
@@ -304,22 +307,33 @@ MAX_BLOCK_DRAWINGS = 24  # a tape of more blocks than this draws the first ones;
 
 def _blocks_html(root, folded: Folding, numbered, options: dict) -> str:
     """One ``<details>`` per block folded in the drawing, holding the block's own drawing (its operations, its
-    nested blocks folded, its inputs) and, nested in it, its nested blocks' in turn; closed until clicked."""
+    nested blocks folded, its inputs) and, nested in it, its nested blocks' in turn; closed until clicked. Past
+    ``MAX_BLOCK_DRAWINGS``, those nearest the output, as the drawing keeps them, and a line for the rest."""
     options = {key: value for key, value in options.items() if key != "title"}
     drawn = [0]
 
+    def unopened(blocks) -> int:  # the blocks that would have a drawing: these, and those folded inside them
+        stack, count = list(blocks), 0
+        while stack:
+            block = stack.pop()
+            count += block not in folded.opened
+            stack.extend(block.blocks)
+        return count
+
     def level(within) -> str:
+        blocks = folded.shown(within)
+        room = MAX_BLOCK_DRAWINGS - drawn[0]
         out = []
-        for block in folded.shown(within):
-            if drawn[0] >= MAX_BLOCK_DRAWINGS:
-                rest = len(folded.every) - drawn[0]
-                text = ngettext(
-                    "… {count} more block: plot_tape(y, fold=[name]) opens it",
-                    "… {count} more blocks: plot_tape(y, fold=[name]) opens them",
-                    rest,
-                ).format(count=rest)
-                out.append(f'<div class="tl-dim" style="opacity:.75">{escape(text)}</div>')
-                break
+        if len(blocks) > room:  # the first ones go: the drawing too shows those nearest the output
+            skipped, blocks = blocks[: len(blocks) - room], blocks[len(blocks) - room :]
+            rest = unopened(skipped)
+            text = ngettext(
+                "… {count} more block: plot_tape(y, fold=[name]) opens it",
+                "… {count} more blocks: plot_tape(y, fold=[name]) opens them",
+                rest,
+            ).format(count=f"{rest:,}")
+            out.append(f'<div class="tl-dim" style="opacity:.75">{escape(text)}</div>')
+        for block in blocks:
             drawn[0] += 1
             svg = _plot(root, None, **options, title=None, format="svg", numbered=numbered, fold=folded, within=block)
             inner = level(block)
