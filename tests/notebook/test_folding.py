@@ -350,3 +350,31 @@ def test_a_tape_of_many_blocks_draws_those_nearest_the_output_and_says_how_many_
     steps = blocks(tl.tracker(v))
     for block, svg in zip(steps[46:], pictures(html)[1:], strict=True):
         assert {key[node] for node in block.nodes} <= set(titles(svg))
+
+
+def test_a_block_that_would_fold_into_a_cycle_is_drawn_open():
+    """Another thread's operation between two of a block's: folding the block would draw an arrow out of it and
+    back in, so the drawing shows every operation instead."""
+    import threading
+
+    x = tl.param(0.5)
+    values, made, used = {}, threading.Event(), threading.Event()
+
+    def inside():
+        with tl.scope("block"):
+            values["a"] = tl.sin(x) * 2.0
+            made.set()
+            used.wait()
+            values["c"] = tl.cos(values["b"]) * 3.0
+
+    thread = threading.Thread(target=inside)
+    thread.start()
+    made.wait()
+    values["b"] = values["a"] + 1.0  # recorded in this thread, outside every block
+    used.set()
+    thread.join()
+    y = values["c"] * 1.0
+    [block] = blocks(tl.tracker(y))
+    assert block.operations == 4 and tl.tracker(values["b"]) in block.inputs
+    drawn = titles(tl.tape_svg(y))
+    assert not any(k.startswith("b") for k in drawn) and len(drawn) == len(keys(y))
