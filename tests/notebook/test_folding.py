@@ -134,7 +134,7 @@ def test_an_mlp_reads_as_its_layers_first_and_each_layer_opens_below_with_its_op
     assert {"W1 = param", "b1 = param", "W2 = param", "b2 = param", "loss = mean"} <= set(drawn.values())
     texts = box_texts(svg)
     layer1 = next(k for k, t in drawn.items() if t == "layer 1")
-    assert texts[layer1][:2] == ["block of 3 operations", "→ 64×256 float64"]
+    assert texts[layer1][:2] == [f"{layer1} · block of 3 operations", "→ 64×256 float64"]
     # the layers as boxes: the parameters go into them, layer 1 into layer 2
     _, edges, _, _ = geometry(svg)
     layer2 = next(k for k, t in drawn.items() if t == "layer 2")
@@ -144,7 +144,10 @@ def test_an_mlp_reads_as_its_layers_first_and_each_layer_opens_below_with_its_op
     # below the drawing, one <details> per layer holding its own drawing: its operations and inputs
     assert html.count("<details") == 2 and "<details open" not in html
     summaries = re.findall(r"<summary[^>]*>([^<]*)</summary>", html)
-    assert summaries == ["layer 1 · 3 operations → 64×256 float64", "layer 2 · 2 operations → 64×10 float64"]
+    assert summaries == [
+        f"layer 1 ({layer1}) · 3 operations → 64×256 float64",
+        f"layer 2 ({layer2}) · 2 operations → 64×10 float64",
+    ]
     first, second = pictures(html)[1:]
     inside1, inside2 = titles(first), titles(second)
     assert sorted(inside1.values()) == ["W1 = param", "add#1", "b1 = param", "matmul#1", "tanh#1"]
@@ -168,8 +171,8 @@ def test_blocks_nest_level_by_level_and_a_list_of_names_opens_them():
     svg, html = tape_html(y)
     assert sorted(t for k, t in titles(svg).items() if k.startswith("b")) == ["model"]
     # the model's own drawing holds its layers folded, and each layer's opens inside the model's
-    assert re.findall(r"<summary[^>]*>([^·]*) ·", html) == ["model", "layer 1", "layer 2"]
-    assert html.index("layer 2 ·") < html.index("</details></div></details>")  # nested in the model's
+    assert re.findall(r"<summary[^>]*>([^·]*) ·", html) == ["model (b0)", "layer 1 (b1)", "layer 2 (b2)"]
+    assert html.index("layer 2 (b2) ·") < html.index("</details></div></details>")  # nested in the model's
     model_svg = pictures(html)[1]
     assert sorted(t for k, t in titles(model_svg).items() if k.startswith("b")) == ["layer 1", "layer 2"]
     opened = tl.tape_svg(y, fold=["model"])

@@ -85,7 +85,7 @@ def test_statements_and_notebook_functions_are_blocks_and_the_drawing_reads_as_t
     assert sorted(t for k, t in drawn.items() if k.startswith("b")) == ["h", "loss", "out › dense"]
     assert {"W1 = param", "b1 = param", "W2 = param", "b2 = param"} <= set(drawn.values())
     html = data["text/html"]
-    assert re.findall(r"<summary[^>]*>([^·]*) ·", html) == ["h", "dense", "out › dense", "loss"]
+    assert re.findall(r"<summary[^>]*>([^·(]*) \(", html) == ["h", "dense", "out › dense", "loss"]
     assert len(pictures(html)) == 5
     # a notebook function's block inside h's opens inside h's
     dense_inside = titles(pictures(html)[2])

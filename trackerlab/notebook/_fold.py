@@ -226,11 +226,12 @@ def _nearest(boxes: dict, edges: list, ends: set, max_nodes: int) -> tuple[dict,
 
 
 def block_text(box: dict, shown, show_data: bool) -> tuple[str, list[str]]:
-    """A folded block's title (its name) and lines: how many operations it holds, then each output's shape and
-    dtype (its value and Δ where ``show_data``, for a single output)."""
+    """A folded block's title (its name) and lines: its key and how many operations it holds, then each output's
+    shape and dtype (its value and Δ where ``show_data``, for a single output)."""
     block = box["block"]
     count = block.operations
-    lines = [ngettext("block of {count} operation", "block of {count} operations", count).format(count=f"{count:,}")]
+    what = ngettext("block of {count} operation", "block of {count} operations", count).format(count=f"{count:,}")
+    lines = [f"{box['key']} · {what}"]
     outputs = block.outputs
     for node in outputs[:3]:
         data = node.data

@@ -332,7 +332,7 @@ def _blocks_html(root, folded: Folding, numbered, options: dict) -> str:
                 "… {count} more blocks: plot_tape(y, fold=[name]) opens them",
                 rest,
             ).format(count=f"{rest:,}")
-            out.append(f'<div class="tl-dim" style="opacity:.75">{escape(text)}</div>')
+            out.append(f'<div style="opacity:.75;font-family:system-ui,sans-serif">{escape(text)}</div>')
         for block in blocks:
             drawn[0] += 1
             svg = _plot(root, None, **options, title=None, format="svg", numbered=numbered, fold=folded, within=block)
@@ -340,7 +340,7 @@ def _blocks_html(root, folded: Folding, numbered, options: dict) -> str:
             out.append(
                 '<details class="tl-block" style="margin:2px 0">'
                 '<summary style="cursor:pointer;font-family:system-ui,sans-serif">'
-                f"{escape(_block_summary(block))}</summary>"
+                f"{escape(_block_summary(block, folded.key[block]))}</summary>"
                 f'<div style="margin-left:1.2em">{picture(svg, block.name)}{inner}</div></details>'
             )
         return "".join(out)
@@ -348,13 +348,14 @@ def _blocks_html(root, folded: Folding, numbered, options: dict) -> str:
     return f'<div class="tl-blocks">{level(None)}</div>'
 
 
-def _block_summary(block) -> str:
-    """A block's line above its drawing: its name, how many operations, its output's shape."""
+def _block_summary(block, key: str) -> str:
+    """A block's line above its drawing: its name and key (as its box shows them), how many operations, its
+    outputs' shapes."""
     count = ngettext("{count} operation", "{count} operations", block.operations).format(count=f"{block.operations:,}")
     shapes = ", ".join(
         f"{shape_text(tuple(getattr(node.data, 'shape', ())))} {dtype_text(node.data)}" for node in block.outputs[:3]
     )
-    return f"{block.name} · {count} → {shapes}" if shapes else f"{block.name} · {count}"
+    return f"{block.name} ({key}) · {count} → {shapes}" if shapes else f"{block.name} ({key}) · {count}"
 
 
 # ----------------------------------------------------------------------------------------------------

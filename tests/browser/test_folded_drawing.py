@@ -78,7 +78,7 @@ def check_folded(page, root: str, screenshots, name: str) -> None:
     assert smallest_text_px(main) >= 11
     svg = unquote(main["src"])
     assert ">layer 1<" in svg and ">layer 2<" in svg and ">matmul#1<" not in svg
-    page.locator(f"{root} summary", has_text="layer 1 · 3 operations").click()
+    page.locator(f"{root} summary", has_text="layer 1 (b0) · 3 operations").click()
     page.wait_for_function(f"() => document.querySelectorAll('{root} img.tl-picture')[1].checkVisibility()")
     _, layer1, layer2 = page.evaluate(PICTURES, root)
     assert layer1["height"] > 100 and not layer2["visible"]
