@@ -113,13 +113,15 @@ def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
     write_notebook(track_notebook(), lab.root / "track.ipynb")
     open_and_run_all(page, lab, "track.ipynb")
     cells = page.locator(".jp-Notebook .jp-Cell")
-    drawing = cells.nth(1).locator(".jp-OutputArea-output img.tl-picture")
+    pictures = cells.nth(1).locator(".jp-OutputArea-output img.tl-picture")
+    drawing = pictures.first
     drawing.wait_for()
     box = drawing.bounding_box()
     assert box["width"] > 100 and box["height"] > 50
     svg = unquote(drawing.get_attribute("src"))
-    for label in ("w = param", "x = param", "h = multiply", "loss = add"):
+    for label in ("w = param", "x = param", "h = multiply", "loss"):  # loss's statement is a block of 2 operations
         assert f">{label}<" in svg
+    assert ">loss = add<" in unquote(pictures.nth(1).get_attribute("src"))  # its own drawing, one click away
     # d loss / dw = 2hx + 1 = 2 × (-0.75) × (-1.5) + 1; d loss / dx = 2hw = 2 × (-0.75) × 0.5
     assert cells.nth(2).locator(".jp-OutputArea-output").inner_text().strip() == "3.25 -0.75"
     drawing.scroll_into_view_if_needed()

@@ -364,7 +364,7 @@ def test_small_tapes_read_left_to_right_and_deep_ones_top_down_at_full_size():
     assert boxes["n0"][3] < boxes["n1"][1] and boxes["n15"][3] < boxes["n16"][1]  # top to bottom
     width, _ = svg_size(svg)
     assert width <= 9 * 72  # fits an ordinary notebook column without shrinking its text
-    assert min(float(v) for v in re.findall(r"font-size: ([\d.]+)px", svg)) >= 6.5
+    assert min(float(v) for v in re.findall(r"font-size: ([\d.]+)px", svg)) >= 8.25
     right = tl.tape_svg(loss, labels=labels, direction="right")
     assert svg_size(right)[0] > 9 * 72 and geometry(right)[0]["n0"][2] < geometry(right)[0]["n1"][0]
 

@@ -97,6 +97,13 @@ class _Scopes(threading.local):
     names: tuple = ()  # the open scope blocks of this thread, outermost first
 
 
+class _Name(str):
+    """A block's name, one object per entry into the block: two calls of a decorated function (or two passes of a
+    loop through one ``with tl.scope``) are two blocks of one name, which the displays tell apart by identity."""
+
+    __slots__ = ()
+
+
 _SCOPES = _Scopes()
 
 
@@ -138,7 +145,7 @@ class scope:
     def __enter__(self):
         state = _SCOPES
         self.outer = state.names
-        state.names = (*self.outer, self.name)
+        state.names = (*self.outer, _Name(self.name))
         noting(True)
         return self
 

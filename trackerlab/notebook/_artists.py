@@ -21,6 +21,7 @@ LEGEND_H = 0.3
 _KIND = {
     "param": (COLOURS["param"], COLOURS["param-fill"], "round,pad=0,rounding_size=0.09"),
     "op": (COLOURS["op"], COLOURS["op-fill"], "square,pad=0"),
+    "block": (COLOURS["block"], COLOURS["block-fill"], "round,pad=0,rounding_size=0.05"),
     "const": (COLOURS["const"], COLOURS["const-fill"], "round,pad=0,rounding_size=0.04"),
     "more": (COLOURS["const"], COLOURS["more-fill"], "sawtooth,pad=0,tooth_size=0.05"),
 }
@@ -33,7 +34,7 @@ def draw_box(ax, centre, box, *, is_output: bool, key: str) -> None:
     state = box.get("state")
     if state is not None:
         fill = _STATE_FILL[state]
-    width = 2.4 if state == "current" else 1.6 if is_output else 0.9
+    width = 2.4 if state == "current" else 1.6 if is_output or kind == "block" else 0.9
     colour = COLOURS["current"] if state == "current" else edge
     if box.get("wrong"):
         colour, width = COLOURS["wrong"], 2.6
@@ -55,7 +56,7 @@ def draw_box(ax, centre, box, *, is_output: bool, key: str) -> None:
     ax.add_patch(patch)
     head, lines = box["text"]
     top = y - h / 2 + PAD_Y
-    ax.text(
+    title = ax.text(
         x,
         top,
         head,
@@ -69,7 +70,8 @@ def draw_box(ax, centre, box, *, is_output: bool, key: str) -> None:
         parse_math=False,
         clip_on=False,
     )
-    ax.text(
+    title.set_gid(f"title-{key}")
+    body = ax.text(
         x,
         top + HEAD_PT * 1.35 / 72,
         "\n".join(lines),
@@ -83,6 +85,7 @@ def draw_box(ax, centre, box, *, is_output: bool, key: str) -> None:
         parse_math=False,
         clip_on=False,
     )
+    body.set_gid(f"lines-{key}")
 
 
 def draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
@@ -137,9 +140,10 @@ def draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
 def legend_entries(boxes: dict, states: dict, wrong: set, all_states: bool = False) -> list:
     kinds = {box["kind"] for box in boxes.values()}
     names_ = {"param": _("parameter (leaf)"), "op": _("operation"), "const": _("constant")}
+    names_["block"] = _("block (opens below)")
     state_names = {"done": _("done"), "current": _("current"), "pending": _("pending"), "waiting": _("waiting")}
     handles = []
-    for kind in ("param", "op", "const"):
+    for kind in ("param", "op", "block", "const"):
         if kind in kinds:
             edge, fill, _style = _KIND[kind]
             handles.append(Patch(facecolor=fill, edgecolor=edge, label=names_[kind]))

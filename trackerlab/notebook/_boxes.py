@@ -3,6 +3,7 @@ recorded use, and each box's size measured in the font it is drawn in."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import deque
 
@@ -15,7 +16,7 @@ from ._tape import changed, dtype_text, names, shape_text, short, tape
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
 
 FONT = "DejaVu Sans"  # measured and drawn in the same font, so titles never overflow their boxes
-HEAD_PT, BODY_PT, SMALL_PT = 8.0, 7.0, 6.5
+HEAD_PT, BODY_PT, SMALL_PT = 9.0, 8.25, 8.25  # 8.25 pt is 11 CSS px: the least text size shown
 PAD_X, PAD_Y, MIN_W, MAX_CHARS = 0.09, 0.06, 0.85, 40
 
 
@@ -162,18 +163,18 @@ def _clip(text: str) -> str:
 _RENDERER = []
 
 
+@functools.lru_cache(maxsize=4096)  # the same lines recur from drawing to drawing (a stepper's frames, blocks)
 def text_width(text: str, size: float, bold: bool = False) -> float:
-    """The width of ``text`` in inches, from the font's own metrics (matplotlib's, at 72 dpi)."""
+    """The width of ``text`` in inches, from the font's own metrics (matplotlib's, the wider at 72 and 100 dpi)."""
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.font_manager import FontProperties
 
-    if not _RENDERER:
-        _RENDERER.append(RendererAgg(10, 10, 72))
+    if not _RENDERER:  # the SVG's 72 dpi and the figures' 100: hinting widens text differently at each
+        _RENDERER.extend(RendererAgg(10, 10, dpi) for dpi in (72, 100))
     prop = FontProperties(family=FONT, size=size, weight="bold" if bold else "normal")
     # a wide (Japanese or Chinese) character is one em, about an "m" of the font, whatever fonts are installed
     text = "".join("m" if unicodedata.east_asian_width(c) in "WF" else c for c in text)
-    width, _height, _descent = _RENDERER[0].get_text_width_height_descent(text, prop, ismath=False)
-    return width / 72
+    return max(r.get_text_width_height_descent(text, prop, ismath=False)[0] / r.dpi for r in _RENDERER)
 
 
 def box_size(text) -> tuple[float, float]:

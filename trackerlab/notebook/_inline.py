@@ -27,6 +27,7 @@ INLINE = {
     "tl-warn": "color:#cc6a00;font-weight:bold",
     "tl-op": "color:#3d7fd9;font-weight:bold",
     "tl-leaf": "color:#3b9a3f;font-weight:bold",
+    "tl-block": "color:#8a63d2;font-weight:bold",
     "tl-grad": "color:#9a6ddb",
     "tl-spark": "color:#3d7fd9;letter-spacing:1px;margin-top:2px",
     "tl-badge": f"border:1px solid {GREY};border-radius:3px;padding:0 4px;margin-left:4px",

@@ -28,6 +28,8 @@ PALETTE = {
     "param-fill": ("#e3f4e1", "#1c3a20"),
     "op": ("#1f4e8c", "#7fb0ec"),
     "op-fill": ("#e4ecf8", "#1b2b44"),
+    "block": ("#6a3d9a", "#c3a6ec"),
+    "block-fill": ("#f1eafa", "#2b2140"),
     "const": ("#757575", "#a6a6a6"),
     "const-fill": ("#f2f2f2", "#2b2b2b"),
     "more-fill": ("#fbfbfb", "#242424"),

@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import sys
 import warnings
+from html import escape
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..core.tracked import Tracked, istracked
+from ..presentation.numbering import numbering
 from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
 from ._boxes import FONT, box_size, box_text, boxes_and_edges
-from ._i18n import _
+from ._fold import Folding, block_text, fold_boxes, folding
+from ._i18n import _, ngettext
 from ._layout import layout
-from ._tape import as_node, label_map
+from ._tape import as_node, dtype_text, label_map, shape_text
 from ._theme import COLOURS, picture, svg_text
 
-__all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_svg"]
+__all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_html", "tape_svg"]
 
 DIRECTIONS = ("auto", "right", "down")
 AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards
@@ -35,6 +38,7 @@ class TapeFigure(Figure):
     """
 
     values = 0
+    blocks = None  # the folded blocks' own drawings, in HTML, made when shown
 
     def __repr__(self) -> str:
         return f"<TapeFigure: the tape of {self.values} value{'s' if self.values != 1 else ''}>"
@@ -42,7 +46,8 @@ class TapeFigure(Figure):
     def _repr_mimebundle_(self, include=None, exclude=None):
         svg = svg_text(self)
         _shown_once(self)
-        return {"text/html": picture(svg, repr(self)), "image/svg+xml": svg, "text/plain": repr(self)}
+        html = picture(svg, repr(self)) + (self.blocks() if self.blocks is not None else "")
+        return {"text/html": html, "image/svg+xml": svg, "text/plain": repr(self)}
 
 
 def plot_tape(
@@ -58,6 +63,7 @@ def plot_tape(
     direction: str = "auto",
     constants: bool = False,
     show_data: bool = True,
+    fold=True,
     title: str | None = None,
     format: str | None = None,  # noqa: A002  (as matplotlib names it)
 ):
@@ -81,6 +87,14 @@ def plot_tape(
     ``"down"`` (inputs at the top) or ``"auto"``: right while the drawing fits a notebook's width,
     down otherwise, so text keeps its size.
 
+    ``fold`` groups by the user's structure: each block (``with tl.scope("layer 1"):``, a ``@tl.scope``
+    function, ``%%track``'s statements and functions) is one purple box titled by its name, with the number
+    of operations inside and its output's shape; the values it uses are edges into the box, its values used
+    later edges out of it, and nested blocks fold level by level. ``fold=True`` (the default) folds every
+    block, ``fold=False`` draws every operation, and a list of block names opens those blocks (their inner
+    blocks stay folded unless named too). A block of one operation is drawn as that operation. In a notebook
+    the figure shows each folded block's own drawing below it, in a ``<details>`` that opens on click.
+
     Draws into ``ax`` when given; else returns a new pyplot figure (it never changes the backend),
     or the drawing as SVG text with ``format="svg"``.
 
@@ -91,7 +105,7 @@ def plot_tape(
     'TapeFigure'
     """
     options = dict(labels=labels, highlight=highlight, states=states, grads=grads, check=check)
-    options.update(max_nodes=max_nodes, direction=direction, constants=constants, show_data=show_data)
+    options.update(max_nodes=max_nodes, direction=direction, constants=constants, show_data=show_data, fold=fold)
     return _plot(y, ax, title=title, format=format, numbered=None, **options)
 
 
@@ -113,11 +127,15 @@ def _plot(
     numbered,
     focus=None,
     all_states=False,
+    fold=False,
+    within=None,
 ):
     """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper).
     ``focus``, ``(node, users)`` with ``users`` each node's callers: on a tape larger than ``max_nodes``
     draw the neighbourhood of ``node`` rather than the part nearest the output. ``all_states``: the
-    legend lists every state, so it stays the same from frame to frame."""
+    legend lists every state, so it stays the same from frame to frame. ``fold``: ``plot_tape``'s option,
+    or the ``Folding`` already made of it; ``within``: draw that block's own drawing (its inside and its
+    inputs) instead of the whole tape."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -128,12 +146,35 @@ def _plot(
     node_states = _state_map(states, highlight)
     shown = None if grads is None else {_node(k, "grads"): v for k, v in _items(grads, "grads")}
     wrong = _wrong_nodes(check)
-    boxes, edges, total = boxes_and_edges(root, label_map(labels, "plot_tape"), max_nodes, constants, numbered, focus)
-    for box in boxes.values():
+    labels = label_map(labels, "plot_tape")
+    folded, numbered = _folding(root, fold, numbered)
+    boxes = None
+    outputs = {root}
+    if folded is not None:  # every value, then the blocks folded
+        (index, _uses, _below), _names = numbered
+        every = (labels, constants)  # the boxes of every value, made once for a drawing and its blocks' drawings
+        if folded.boxes is None or folded.boxes[0] != every:
+            folded.boxes = (every, boxes_and_edges(root, labels, len(index), constants, numbered, None))
+        boxes, edges, total = folded.boxes[1]
+        plan = fold_boxes(boxes, edges, folded, within, max_nodes)
+        if plan is None:
+            boxes = None  # folding would make a cycle: every operation drawn instead
+        else:
+            boxes, edges, ends = plan
+            outputs = set(ends) if within is not None else {root, folded.key.get(folded.unit(root), "")}
+    if boxes is None:
+        boxes, edges, total = boxes_and_edges(root, labels, max_nodes, constants, numbered, focus)
+    for key, box in boxes.items():
         node = box["node"]
-        box["state"] = node_states.get(node) if node is not None else None
-        box["wrong"] = node in wrong
-        box["text"] = box_text(box, shown, show_data)
+        if box["kind"] == "block":
+            box["state"] = _block_state(box["block"], node_states)
+            box["wrong"] = any(n in wrong for n in box["block"].nodes)
+            box["text"] = block_text(box, shown, show_data)
+        else:
+            box["state"] = node_states.get(node) if node is not None else None
+            box["wrong"] = node in wrong
+            box["text"] = box_text(box, shown, show_data)
+        box["output"] = node in outputs or key in outputs
         box["size"] = box_size(box["text"])
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
@@ -176,13 +217,41 @@ def _plot(
         draw_edge(ax, route, boxes[route.target], plan.direction, offset)
     for key, box in boxes.items():
         x, y0 = plan.centres[key]
-        draw_box(ax, (x + offset, y0), box, is_output=box["node"] is root, key=key)
+        draw_box(ax, (x + offset, y0), box, is_output=box["output"], key=key)
     legend(ax, handles, columns, fig_w, height)
     if format == "svg":
         with warnings.catch_warnings():  # Japanese or Chinese text: the SVG keeps it as text, in the reader's fonts
             warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
             return svg_text(figure)
+    if folded is not None and isinstance(figure, TapeFigure) and within is None:
+        options = dict(labels=labels, highlight=highlight, states=states, grads=grads, check=check)
+        options.update(max_nodes=max_nodes, direction=direction, constants=constants, show_data=show_data)
+        figure.blocks = lambda: _blocks_html(root, folded, numbered, options)
     return figure
+
+
+def _folding(root, fold, numbered):
+    """The ``Folding`` of ``plot_tape``'s option ``fold`` (or ``None``: every operation drawn), and the tape's
+    numbering and names, made once for the drawing and its blocks' drawings."""
+    if isinstance(fold, Folding):
+        return fold, numbered
+    if fold is False:
+        return None, numbered
+    numbered = numbered or (numbering(root), None)
+    (index, _uses, below), _names = numbered
+    return folding(root, fold, index, below), numbered
+
+
+def _block_state(block, states: dict):
+    """A folded block's state in the walk: current while one of its operations is, pending while one has a
+    sensitivity waiting, done once all are."""
+    seen = {states.get(node) for node in block.nodes}
+    for state in ("current", "pending"):
+        if state in seen:
+            return state
+    if seen == {"done"}:
+        return "done"
+    return "waiting" if "waiting" in seen else None
 
 
 def tape_svg(y, **options) -> str:
@@ -205,6 +274,88 @@ def svg_markup(y, *, numbered=None, **options) -> str:
     defaults.update(direction="auto", constants=False, show_data=True, title=None)
     svg = _plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered)
     return picture(svg, _("<the tape drawn>"))
+
+
+def tape_html(y, **options) -> tuple[str, str]:
+    """The drawing of ``plot_tape(y, **options)`` for a notebook: its SVG, and the HTML that shows it (a
+    picture, which untrusted notebooks keep) with each folded block's own drawing below it, in a
+    ``<details>`` that opens on click (no script: it works in an untrusted notebook and an exported page).
+
+    >>> import trackerlab as tl
+    >>> x = tl.param(2.0)
+    >>> with tl.scope("square"):
+    ...     y = x * x + 1
+    >>> svg, html = tape_html(y * 3)
+    >>> html.count("<details")
+    1
+    """
+    root = as_node(y, "plot_tape")
+    fold = options.pop("fold", True)
+    folded, numbered = _folding(root, fold, None)
+    defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
+    defaults.update(direction="auto", constants=False, show_data=True, title=None)
+    options = {**defaults, **options}
+    svg = _plot(y, None, **options, format="svg", numbered=numbered, fold=folded or False)
+    html = picture(svg, _("<the tape drawn>"))
+    if folded is not None:
+        html += _blocks_html(root, folded, numbered, options)
+    return svg, html
+
+
+MAX_BLOCK_DRAWINGS = 24  # a tape of more blocks than this draws the first ones; fold=[name] opens any other
+
+
+def _blocks_html(root, folded: Folding, numbered, options: dict) -> str:
+    """One ``<details>`` per block folded in the drawing, holding the block's own drawing (its operations, its
+    nested blocks folded, its inputs) and, nested in it, its nested blocks' in turn; closed until clicked. Past
+    ``MAX_BLOCK_DRAWINGS``, those nearest the output, as the drawing keeps them, and a line for the rest."""
+    options = {key: value for key, value in options.items() if key != "title"}
+    drawn = [0]
+
+    def unopened(blocks) -> int:  # the blocks that would have a drawing: these, and those folded inside them
+        stack, count = list(blocks), 0
+        while stack:
+            block = stack.pop()
+            count += block not in folded.opened
+            stack.extend(block.blocks)
+        return count
+
+    def level(within) -> str:
+        blocks = folded.shown(within)
+        room = MAX_BLOCK_DRAWINGS - drawn[0]
+        out = []
+        if len(blocks) > room:  # the first ones go: the drawing too shows those nearest the output
+            skipped, blocks = blocks[: len(blocks) - room], blocks[len(blocks) - room :]
+            rest = unopened(skipped)
+            text = ngettext(
+                "… {count} more block: plot_tape(y, fold=[name]) opens it",
+                "… {count} more blocks: plot_tape(y, fold=[name]) opens them",
+                rest,
+            ).format(count=f"{rest:,}")
+            out.append(f'<div style="opacity:.75;font-family:system-ui,sans-serif">{escape(text)}</div>')
+        for block in blocks:
+            drawn[0] += 1
+            svg = _plot(root, None, **options, title=None, format="svg", numbered=numbered, fold=folded, within=block)
+            inner = level(block)
+            out.append(
+                '<details class="tl-block" style="margin:2px 0">'
+                '<summary style="cursor:pointer;font-family:system-ui,sans-serif">'
+                f"{escape(_block_summary(block, folded.key[block]))}</summary>"
+                f'<div style="margin-left:1.2em">{picture(svg, block.name)}{inner}</div></details>'
+            )
+        return "".join(out)
+
+    return f'<div class="tl-blocks">{level(None)}</div>'
+
+
+def _block_summary(block, key: str) -> str:
+    """A block's line above its drawing: its name and key (as its box shows them), how many operations, its
+    outputs' shapes."""
+    count = ngettext("{count} operation", "{count} operations", block.operations).format(count=f"{block.operations:,}")
+    shapes = ", ".join(
+        f"{shape_text(tuple(getattr(node.data, 'shape', ())))} {dtype_text(node.data)}" for node in block.outputs[:3]
+    )
+    return f"{block.name} ({key}) · {count} → {shapes}" if shapes else f"{block.name} ({key}) · {count}"
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from html import escape
 from ..backends.arrays import device_of
 from ..core.tracked import Tracked, istracked
 from ..presentation.numbering import numbering
+from ._fold import folding
 from ._i18n import _, ngettext
 from ._inline import MONO, styled
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
@@ -146,6 +147,14 @@ class _Tree:
         self.max_nodes = max_nodes
         self.max_depth = max_depth
         self.index, self.uses, self.below = numbering(root)
+        folded = folding(root, True, self.index, self.below, "html_repr")
+        self.block = folded.innermost if folded is not None else {}  # each node's innermost block
+        self.opened = folded.opened if folded is not None else set()  # a block holding the whole tape is open
+
+    def _blocks_of(self, node: Tracked) -> list:
+        """The blocks ``node`` was recorded in, outermost first (``[]`` outside every block)."""
+        block = self.block.get(node)
+        return block.chain() if block is not None else []
 
     def html(self) -> str:
         root = self.root
@@ -156,13 +165,13 @@ class _Tree:
         out: list = []
         rendered: set[Tracked] = set()
         cuts: dict[int, list] = {}  # position in ``out`` → the nodes that "… N more" stands for
-        stack: list = [(root, 0)]
+        stack: list = [(root, 0, [])]
         while stack:
             item = stack.pop()
             if isinstance(item, str):
                 out.append(item)
                 continue
-            node, depth = item
+            node, depth, outer = item  # ``outer``: the blocks of the value that uses this one
             if type(node) is not Tracked:
                 out.append(f'<li><span class="tl-dim">{escape(_("const"))}</span> {escape(short(node))}</li>')
                 continue
@@ -180,23 +189,30 @@ class _Tree:
             if node.isleaf:
                 out.append(f"<li>{self._line(node)}</li>")
                 continue
+            blocks = self._blocks_of(node)
+            shared = 0
+            while shared < min(len(blocks), len(outer)) and blocks[shared] is outer[shared]:
+                shared += 1
+            for block in blocks[shared:]:  # each block entered here: a <details> named by it, closed at first
+                out.append(self._block(block))
+                stack.append("</ul></details></li>")
             opened = " open" if depth < OPEN_DEPTH else ""
             out.append(f'<li><details{opened}><summary>{self._line(node)}</summary><ul class="tl-tree">')
             stack.append("</ul></details></li>")
-            chain = chains.get(node)
-            if chain:
+            folded = chains.get(node)
+            if folded:
                 counts: dict[str, int] = {}
-                for n in chain[:-1]:
+                for n in folded[:-1]:
                     counts[n.f.name] = counts.get(n.f.name, 0) + 1
                 ops = ", ".join(f"{escape(op)} ×{n:,}" for op, n in counts.items())
-                stack.append((chain[-1], depth + 1))
-                more = _("… {count} more in a chain ({ops})").format(count=f"{len(chain) - 1:,}", ops=ops)
+                stack.append((folded[-1], depth + 1, blocks))
+                more = _("… {count} more in a chain ({ops})").format(count=f"{len(folded) - 1:,}", ops=ops)
                 stack.append(f'<li class="tl-more">{more}</li>')
                 continue
             for arg in reversed(operands(node)):
-                stack.append((arg, depth + 1))
-        folded = {n for chain in chains.values() for n in chain[:-1]}
-        self._fill_cuts(out, cuts, shown | folded)
+                stack.append((arg, depth + 1, blocks))
+        in_chains = {n for chain in chains.values() for n in chain[:-1]}
+        self._fill_cuts(out, cuts, shown | in_chains)
         summary = ngettext("tape: {count} value", "tape: {count} values", total).format(count=f"{total:,}")
         if len(shown) < total:
             summary += _(", {count} shown").format(count=f"{len(shown):,}")
@@ -213,7 +229,7 @@ class _Tree:
         while level and depth < self.max_depth:
             below = []
             for node in level:
-                chain = self._chain(node, shown)
+                chain = self._run(node, shown)
                 if chain:
                     chains[node] = chain
                     nexts = (chain[-1],)
@@ -227,17 +243,19 @@ class _Tree:
             depth += 1
         return shown, chains
 
-    def _chain(self, node: Tracked, shown: set) -> list[Tracked]:
-        """The nodes below ``node`` in a run of one-operand calls (constants aside), each used only there."""
+    def _run(self, node: Tracked, shown: set) -> list[Tracked]:
+        """The nodes below ``node`` in a run of one-operand calls (constants aside), each used only there, all
+        in ``node``'s block."""
         chain = []
         current = node
         uses = self.uses
+        block = self.block.get(node)
         while True:
             tracked = self.below[current]
             if len(tracked) != 1:
                 break
             below = tracked[0]
-            if below.isleaf or below in shown or uses[below] != 1:
+            if below.isleaf or below in shown or uses[below] != 1 or self.block.get(below) is not block:
                 break
             chain.append(below)
             current = below
@@ -258,6 +276,20 @@ class _Tree:
                 stack.extend(below[n])
             if count:
                 out[position] = f'<li class="tl-more">{escape(_("… {count} more").format(count=f"{count:,}"))}</li>'
+
+    def _block(self, block) -> str:
+        """The opening of a block's ``<details>``: its name, how many operations, its outputs' shapes."""
+        count = ngettext("{count} operation", "{count} operations", block.operations).format(
+            count=f"{block.operations:,}"
+        )
+        shapes = ", ".join(shape_text(tuple(getattr(node.data, "shape", ()))) for node in block.outputs[:3])
+        opened = " open" if block in self.opened else ""
+        return (
+            f'<li><details{opened}><summary><span class="tl-block">{escape(_("block"))}</span> '
+            f'<span class="tl-name">{escape(block.name)}</span>'
+            f'<span class="tl-dim"> · {escape(count)}{" → " + escape(shapes) if shapes else ""}</span></summary>'
+            '<ul class="tl-tree">'
+        )
 
     def _line(self, node: Tracked, ref: bool = False) -> str:
         key = f"n{self.index[node]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import sys
 import types
 from pathlib import Path
@@ -14,6 +15,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ..core.recording import scope
 from ..core.tracked import isleaf, istracked, param, tracker
 from ..params import zero_grad_
 from ..presentation.numbering import numbering
@@ -34,6 +36,11 @@ class TrackMagics(Magics):
     @argument(
         "--anomaly", action="store_true", help="run the cell and --back under tl.detect_anomaly (a NaN or Inf raises)"
     )
+    @argument(
+        "--no-fold",
+        action="store_true",
+        help="record no blocks for the cell's statements and functions, and draw every operation",
+    )
     @cell_magic
     def track(self, line: str, cell: str):
         """Run the cell with tracking shown.
@@ -42,6 +49,12 @@ class TrackMagics(Magics):
         ``%``-magics inside it work, and an exception shows the usual traceback. Afterwards the tape
         recorded in the cell is drawn, each value bound to a variable of the cell labelled with the
         variable's name.
+
+        The drawing reads as the cell does: each top-level statement that assigns a name is a block named
+        by the variable (``h = tl.tanh(W1 @ x + b1)`` is the block ``h``), and each call of a function
+        defined in the notebook is a block named by the function (``tl.scope`` does it for you); the
+        drawing folds each block into one box, and below it each block's own drawing opens on click.
+        ``--no-fold`` records no blocks and draws every operation.
 
         Example::
 
@@ -95,7 +108,7 @@ class TrackMagics(Magics):
         before = {name: id(value) for name, value in ns.items()}
         try:
             with _mode(args.anomaly):
-                value = _run(tree, filename, ns)
+                value = _run(tree, filename, ns, None if args.no_fold else self.shell.compile)
         except BaseException as error:
             _traceback_from_the_cell(self.shell, error, filename)
             raise
@@ -122,13 +135,13 @@ class TrackMagics(Magics):
 
                 display(BackpropStepper(y, labels=labels))
             elif not args.no_graph:
-                _draw(y, labels)
+                _draw(y, labels, fold=not args.no_fold)
         elif not args.no_graph:
             values = [ns[n] for n in assigned if istracked(ns.get(n))]
             if not values:
                 _say_untracked(ns, _names(tree), assigned)
             for y in _roots(values):
-                _draw(y, labels)
+                _draw(y, labels, fold=not args.no_fold)
         return value
 
     @magic_arguments()
@@ -210,16 +223,116 @@ def _mode(anomaly: bool):
     return detect_anomaly()
 
 
-def _run(tree: ast.Module, filename: str, ns: dict):
-    """Run the cell's statements in ``ns``; return the value of a final expression, as a cell does."""
+def _run(tree: ast.Module, filename: str, ns: dict, cells=None):
+    """Run the cell's statements in ``ns``; return the value of a final expression, as a cell does.
+
+    With ``cells`` (IPython's compiler, which knows the notebook's cells): each statement that assigns names
+    runs in a ``tl.scope`` block named by them, and each call of a function defined in a cell is a block named
+    by the function (``_FunctionBlocks``)."""
     __tracebackhide__ = True
     body = tree.body
     last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
-    if body:
-        exec(compile(ast.Module(body, type_ignores=[]), filename, "exec"), ns)
-    if last is not None:
-        return eval(compile(ast.Expression(last.value), filename, "eval"), ns)
+    if cells is None:
+        if body:
+            exec(compile(ast.Module(body, type_ignores=[]), filename, "exec"), ns)
+        if last is not None:
+            return eval(compile(ast.Expression(last.value), filename, "eval"), ns)
+        return None
+    cells = getattr(cells, "_filename_map", {filename: 0})
+    hook = _FunctionBlocks(cells) if _defines_functions(tree, ns, cells) else contextlib.nullcontext()
+    with hook:
+        for statement in body:  # at the top level one statement at a time runs as the whole cell would
+            code = compile(ast.Module([statement], type_ignores=[]), filename, "exec")
+            name = _assigned(statement)
+            with scope(name) if name else contextlib.nullcontext():
+                exec(code, ns)
+        if last is not None:
+            return eval(compile(ast.Expression(last.value), filename, "eval"), ns)
     return None
+
+
+def _assigned(statement: ast.stmt) -> str | None:
+    """The names a top-level statement assigns, as a block's name (``h``; ``a, b``), or ``None``."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return None
+    names = []
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.append(node.id)
+            elif isinstance(node, ast.Attribute | ast.Subscript):
+                return None  # x.w = …, x[0] = …: not a variable of the cell
+    return ", ".join(dict.fromkeys(names)) or None
+
+
+def _defines_functions(tree: ast.Module, ns: dict, cells) -> bool:
+    """Whether the cell defines a function or a class, or the namespace holds one defined in a cell: else no
+    call can be a block, and the cell runs without the profile hook (which costs on every call)."""
+    if any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for node in ast.walk(tree)):
+        return True
+    for value in list(ns.values()):
+        if isinstance(value, type):
+            functions = [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
+        elif isinstance(value, types.FunctionType | types.MethodType):
+            function = getattr(value, "__func__", value)
+            functions = [function, function.__dict__.get("__wrapped__")]  # a decorated function's own code
+        else:
+            continue
+        if any(isinstance(f, types.FunctionType) and f.__code__.co_filename in cells for f in functions):
+            return True
+    return False
+
+
+_NOT_BLOCKS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+class _FunctionBlocks:
+    """While the cell runs, each call of a function defined in the notebook (its code compiled from a cell, in
+    ``cells``) is a ``tl.scope`` block named by the function: a profile hook of this thread, for the cell only.
+    Library code is never a block; each function's code is looked at once. Where another profiler is
+    running (``%prun``, a debugger), it is left alone and no function is a block."""
+
+    def __init__(self, cells):
+        self.cells = cells
+        self.names: dict = {}  # code → the block's name, or None for code that is not a block
+        self.open: list = []  # (frame, its block), innermost last
+        self.on = False
+
+    def __enter__(self):
+        if sys.getprofile() is None:
+            self.on = True
+            sys.setprofile(self.profile)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.on:
+            sys.setprofile(None)
+            while self.open:  # only where the cell's code was left by an exception the hook did not see
+                self.open.pop()[1].__exit__(None, None, None)
+        return False
+
+    def profile(self, frame, event, arg) -> None:
+        if event == "call":
+            code = frame.f_code
+            try:
+                name = self.names[code]
+            except KeyError:
+                name = self.names[code] = self.name(code)
+            if name is not None:
+                block = scope(name)
+                block.__enter__()
+                self.open.append((frame, block))
+        elif event == "return" and self.open and self.open[-1][0] is frame:
+            self.open.pop()[1].__exit__(None, None, None)
+
+    def name(self, code) -> str | None:
+        if code.co_filename not in self.cells or code.co_name.startswith("<") or code.co_flags & _NOT_BLOCKS:
+            return None  # library code; the cell itself, a lambda or a comprehension; a generator (it pauses)
+        return code.co_qualname.rpartition("<locals>.")[2]
 
 
 def _names(tree: ast.Module, stored: bool = False) -> list[str]:
@@ -286,13 +399,12 @@ def _roots(values: list) -> list:
     return [v for v in values if v.tracker not in inner]
 
 
-def _draw(y, labels: dict) -> None:
-    from ._theme import picture
-    from .drawing import tape_svg
+def _draw(y, labels: dict, fold: bool = True) -> None:
+    from .drawing import tape_html
 
-    svg = tape_svg(y, labels=labels)  # a picture in HTML (untrusted pages keep it), the SVG for other viewers
-    text = _("<the tape drawn>")
-    display({"text/html": picture(svg, text), "image/svg+xml": svg, "text/plain": text}, raw=True)
+    # a picture in HTML (untrusted pages keep it) with the blocks' drawings below it, the SVG for other viewers
+    svg, html = tape_html(y, labels=labels, fold=fold)
+    display({"text/html": html, "image/svg+xml": svg, "text/plain": _("<the tape drawn>")}, raw=True)
 
 
 def load_ipython_extension(ipython) -> None:
