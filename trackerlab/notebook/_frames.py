@@ -91,7 +91,21 @@ class Frames:
                     "grads": dict(grads),  # the leaves' grads so far, keyed by node
                 }
             )
+        # the blocks (tl.scope) each step's node was recorded in, outermost first
+        self.scopes = [getattr(step.node, "scope", ()) for step in self.walk]
         self.steps = Steps(self)
+
+    def over(self, index: int) -> int | None:
+        """The first step after ``index`` outside the innermost block of step ``index``'s node (the last
+        step when the block goes on to the end); ``None`` when that node is in no block or is the last."""
+        block = self.scopes[index]
+        if not block or index == len(self.walk) - 1:
+            return None
+        depth = len(block)
+        after = index + 1
+        while after < len(self.walk) - 1 and self.scopes[after][:depth] == block:
+            after += 1
+        return after
 
     def step(self, index: int) -> dict:
         """Frame ``index`` as plain data (``steps[index]``), made now from the engine's values."""
@@ -111,6 +125,7 @@ class Frames:
             "pending": {self.name(p): plain(_sum(v)) for p, v in f["pending"].items()},
             "grads": {self.name(leaf): plain(g) for leaf, g in f["grads"].items()},
             "done": self.done[: index + 1],
+            "scope": list(self.scopes[index]),
         }
         if self.checks is not None:
             out["check"] = self.checks[index]
@@ -176,6 +191,8 @@ class Frames:
                 step=index + 1, total=f"{total}{more}", node=s["node"], call=call
             )
         lines = [head]
+        if self.scopes[index]:
+            lines.append(_("in block: {blocks}").format(blocks=" › ".join(self.scopes[index])))
         parts = s["contributions"]
         if len(parts) > 1 and is_lazy(s["delta"]):  # lazy parts: their descriptions added up say nothing more
             sources = _row(parts, _who, ", ")

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from ..core.tracked import Tracked, istracked
 from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
-from ._boxes import FONT, box_size, box_text, boxes_and_edges
+from ._boxes import BODY_PT, FONT, PAD_X, box_size, box_text, boxes_and_edges, text_width
 from ._i18n import _
 from ._layout import layout
 from ._tape import as_node, label_map
@@ -22,7 +22,12 @@ from ._theme import COLOURS, picture, svg_text
 __all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_svg"]
 
 DIRECTIONS = ("auto", "right", "down")
-AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards
+AUTO_RIGHT_MAX = 9.0
+# the room a stepper's box keeps for its Δ or grad line: of a scalar, of an array
+RESERVED = (
+    "grad −0.000000",
+    "grad −0.000000 … −0.000000",
+)  # "auto" lays out left to right while that fits in this many inches, else downwards
 
 
 class TapeFigure(Figure):
@@ -113,11 +118,17 @@ def _plot(
     numbered,
     focus=None,
     all_states=False,
+    fit=None,
+    anchor=None,
 ):
     """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper).
     ``focus``, ``(node, users)`` with ``users`` each node's callers: on a tape larger than ``max_nodes``
     draw the neighbourhood of ``node`` rather than the part nearest the output. ``all_states``: the
-    legend lists every state, so it stays the same from frame to frame."""
+    legend lists every state, so it stays the same from frame to frame, and a value that has not received its
+    Δ yet keeps a line for it, so its box does not grow when it does. ``fit``, ``(width, height)`` in inches:
+    with ``direction="auto"``, lay out the way that shows more of the drawing in that window. ``anchor``, a
+    dict, is given the figure's ``size`` and the highlighted box's ``box`` ``(left, top, width, height)``,
+    in inches from the top left."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -135,10 +146,15 @@ def _plot(
         box["wrong"] = node in wrong
         box["text"] = box_text(box, shown, show_data)
         box["size"] = box_size(box["text"])
+        if all_states and show_data and shown is not None and box["kind"] in ("param", "op"):
+            box["text"], box["size"] = _reserved(box, node in shown)
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
     plan = layout(keys, sizes, edges, "right")
-    if direction == "down" or (direction == "auto" and plan.size[0] > AUTO_RIGHT_MAX):
+    if direction == "auto" and fit is not None:
+        across = layout(keys, sizes, edges, "down")
+        plan = max((plan, across), key=lambda p: min(1, fit[0] / p.size[0]) * min(1, fit[1] / p.size[1]))
+    elif direction == "down" or (direction == "auto" and plan.size[0] > AUTO_RIGHT_MAX):
         plan = layout(keys, sizes, edges, "down")
 
     width, height = plan.size
@@ -178,6 +194,12 @@ def _plot(
         x, y0 = plan.centres[key]
         draw_box(ax, (x + offset, y0), box, is_output=box["node"] is root, key=key)
     legend(ax, handles, columns, fig_w, height)
+    if anchor is not None:
+        anchor["size"] = (fig_w, fig_h)
+        current = next((key for key, box in boxes.items() if box.get("state") == "current"), None)
+        if current is not None:
+            (x, y0), (w, h) = plan.centres[current], boxes[current]["size"]
+            anchor["box"] = (x + offset - w / 2, y0 + head - h / 2, w, h)
     if format == "svg":
         with warnings.catch_warnings():  # Japanese or Chinese text: the SVG keeps it as text, in the reader's fonts
             warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
@@ -205,6 +227,29 @@ def svg_markup(y, *, numbered=None, **options) -> str:
     defaults.update(direction="auto", constants=False, show_data=True, title=None)
     svg = _plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered)
     return picture(svg, _("<the tape drawn>"))
+
+
+def framed_svg(y, *, numbered=None, fit=None, **options) -> tuple[str, dict]:
+    """The drawing as SVG text for a frame of the stepper, laid out to show most of it in ``fit``
+    ``(width, height)`` inches, and where it is: ``{"size": (width, height), "box": (left, top, width,
+    height)}`` of the figure and of the highlighted box, in inches from the top left."""
+    defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
+    defaults.update(direction="auto", constants=False, show_data=True, title=None)
+    anchor: dict = {}
+    svg = _plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered, fit=fit, anchor=anchor)
+    return svg, anchor
+
+
+def _reserved(box, arrived: bool):
+    """A stepper's box keeps a line for the Δ (or grad) that has not arrived yet, and room for it to be
+    written, so that boxes keep their size from frame to frame."""
+    head, lines = box["text"]
+    if not arrived:
+        lines = [*lines, ""]
+    width, height = box_size((head, lines))
+    scalar = getattr(box["data"], "size", 1) == 1
+    room = text_width(RESERVED[0 if scalar else 1], BODY_PT) + 2 * PAD_X
+    return (head, lines), (max(width, room), height)
 
 
 # ----------------------------------------------------------------------------------------------------
