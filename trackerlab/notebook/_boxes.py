@@ -3,6 +3,7 @@ recorded use, and each box's size measured in the font it is drawn in."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import deque
 
@@ -162,6 +163,7 @@ def _clip(text: str) -> str:
 _RENDERER = []
 
 
+@functools.lru_cache(maxsize=4096)  # a stepper draws the same titles and lines frame after frame
 def text_width(text: str, size: float, bold: bool = False) -> float:
     """The width of ``text`` in inches, from the font's own metrics (matplotlib's, at 72 dpi)."""
     from matplotlib.backends.backend_agg import RendererAgg

@@ -5,17 +5,21 @@ follow the notebook's or the docs' light or dark theme (``_theme``)."""
 
 from __future__ import annotations
 
+import functools
+import math
 import sys
 import warnings
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..core.tracked import Tracked, istracked
 from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
-from ._boxes import BODY_PT, FONT, PAD_X, box_size, box_text, boxes_and_edges, text_width
+from ._boxes import FONT, box_size, box_text, boxes_and_edges
 from ._i18n import _
 from ._layout import layout
+from ._lazy import is_lazy
 from ._tape import as_node, label_map
 from ._theme import COLOURS, picture, svg_text
 
@@ -147,7 +151,7 @@ def _plot(
         box["text"] = box_text(box, shown, show_data)
         box["size"] = box_size(box["text"])
         if all_states and show_data and shown is not None and box["kind"] in ("param", "op"):
-            box["text"], box["size"] = _reserved(box, node in shown)
+            box["text"], box["size"] = _reserved(box, shown)
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
     plan = layout(keys, sizes, edges, "right")
@@ -240,16 +244,24 @@ def framed_svg(y, *, numbered=None, fit=None, **options) -> tuple[str, dict]:
     return svg, anchor
 
 
-def _reserved(box, arrived: bool):
-    """A stepper's box keeps a line for the Δ (or grad) that has not arrived yet, and room for it to be
-    written, so that boxes keep their size from frame to frame."""
-    head, lines = box["text"]
-    if not arrived:
+def _reserved(box, shown: dict):
+    """A stepper's box keeps a line for the Δ (or grad) that has not arrived yet, and the room its widest
+    value would take, so that boxes keep their size from frame to frame."""
+    node, (head, lines) = box["node"], box["text"]
+    if node not in shown:
         lines = [*lines, ""]
-    width, height = box_size((head, lines))
-    scalar = getattr(box["data"], "size", 1) == 1
-    room = text_width(RESERVED[0 if scalar else 1], BODY_PT) + 2 * PAD_X
-    return (head, lines), (max(width, room), height)
+    if is_lazy(box["data"]):  # described by its shape and chunks, the same for its Δ
+        return (head, lines), box_size((head, [*lines, box["text"][1][-1]]))
+    widest = box_size(box_text({**box, "state": "done"}, {node: _widest(np.shape(box["data"]))}, True))
+    return (head, lines), (max(box["size"][0], widest[0]), widest[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _widest(shape: tuple):
+    """A value of ``shape`` as wide as any when written in a box (distinct numbers of six digits, negative
+    and with an exponent)."""
+    size = math.prod(shape)
+    return np.linspace(-1.23457e-05, -9.87654e-05, size).reshape(shape) if size else np.zeros(shape)
 
 
 # ----------------------------------------------------------------------------------------------------
