@@ -24,6 +24,7 @@ ZOOM = 1.3
 VIEW = (720, 440)
 PANEL_CHARS = 60
 PIXELS = 96  # CSS pixels per inch
+PANEL_PX = 13  # the text panel's font size
 
 
 def frame_text(frames: Frames, i: int, check=None) -> str:
@@ -63,7 +64,7 @@ def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: b
     """Frame ``i``: its text (always ``lines`` lines tall, the tallest frame's, and of a fixed width) beside
     the drawing's window, so neither the text, the window nor the controls above them move from frame to
     frame."""
-    drawing = _drawing(root, frames, i, check) if drawn else ""
+    drawing = _drawing(root, frames, i, lines, check) if drawn else ""
     height = f"{lines * 1.45 + 0.9:.2f}em"
     return (
         f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
@@ -73,13 +74,17 @@ def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: b
     )
 
 
-def _drawing(root, frames: Frames, i: int, check=None) -> str:
+def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
     """The tape drawn by the display layer for frame ``i``: on a large tape the neighbourhood of the
     frame's node, and a legend with every state, so frames differ only in what changed. It is a picture
     (an ``<img>`` of the SVG) in a window of a fixed height, placed so that the current node's box is at
     the window's centre (or the drawing's edge at the window's), by the stepper's style sheet; the
     picture carries its size and the box's place (``--w``, ``--h``, ``--x``, ``--y``, in pixels at its
-    own size) and the box (``data-current``: left, top, width, height)."""
+    own size) and the box (``data-current``: left, top, width, height).
+
+    The first frame drawn fixes the direction of the layout (the one that shows more of it in the window)
+    and, on a large tape, the window's height: as tall as its drawing, but at least as tall as the text
+    panel (``lines`` lines) beside it and at most ``VIEW``'s height."""
     step = frames.walk[i]
     options = {} if check is None else {"check": check}
     large = frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES
@@ -95,12 +100,16 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
         max_nodes=MAX_NODES,
         all_states=True,
         fit=(VIEW[0] / ZOOM / PIXELS, VIEW[1] / ZOOM / PIXELS),
+        direction="auto" if frames.window is None else frames.window["direction"],
         **options,
     )
     width, height = (round(v * PIXELS, 1) for v in anchor["size"])
     left, top, w, h = (round(v * PIXELS, 1) for v in anchor.get("box", (0, 0, 0, 0)))
+    if frames.window is None:
+        panel = (lines * 1.45 + 0.9) * PANEL_PX + 2
+        frames.window = {"direction": anchor["direction"], "height": round(min(VIEW[1], max(panel, height * ZOOM)))}
     # a small tape is drawn whole on every frame: its window is as tall as the drawing (at most VIEW's)
-    view = f"{VIEW[1]}px" if large else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
+    view = f"{frames.window['height']}px" if large else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
     place = f"--w:{width}px;--h:{height}px;--x:{left + w / 2:.1f}px;--y:{top + h / 2:.1f}px"
     return (
         f'<div class="tl-frame-view" style="--tl-view-h:{view}">{PICTURE_CSS}'

@@ -50,6 +50,7 @@ class Frames:
         grads: dict[Tracked, object] = {}
         self.done: list[str] = []
         self.lazy = False  # whether the walk's values are lazy (dask): frames describe them, compute nothing
+        self.window: dict | None = None  # how the drawing is laid out and framed, fixed by the first frame drawn
         for step in walk:
             if len(self.walk) == max_steps:
                 self.truncated = True

@@ -158,7 +158,7 @@ def static_html(
         "play": _("play"),
         "pause": _("pause"),
         "next": _("next step"),
-        "over": _("the next step outside the current block (tl.scope)"),
+        "over": _("skip the rest of the current block (tl.scope)"),
         "zoom": _("zoom the drawing"),
         "step": _("step"),
         "where": _("step {i} of {n}"),

@@ -131,8 +131,8 @@ def _plot(
     legend lists every state, so it stays the same from frame to frame, and a value that has not received its
     Δ yet keeps a line for it, so its box does not grow when it does. ``fit``, ``(width, height)`` in inches:
     with ``direction="auto"``, lay out the way that shows more of the drawing in that window. ``anchor``, a
-    dict, is given the figure's ``size`` and the highlighted box's ``box`` ``(left, top, width, height)``,
-    in inches from the top left."""
+    dict, is given the figure's ``size``, the highlighted box's ``box`` ``(left, top, width, height)``, in
+    inches from the top left, and the ``direction`` laid out."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -199,7 +199,7 @@ def _plot(
         draw_box(ax, (x + offset, y0), box, is_output=box["node"] is root, key=key)
     legend(ax, handles, columns, fig_w, height)
     if anchor is not None:
-        anchor["size"] = (fig_w, fig_h)
+        anchor["size"], anchor["direction"] = (fig_w, fig_h), plan.direction
         current = next((key for key, box in boxes.items() if box.get("state") == "current"), None)
         if current is not None:
             (x, y0), (w, h) = plan.centres[current], boxes[current]["size"]
@@ -236,7 +236,7 @@ def svg_markup(y, *, numbered=None, **options) -> str:
 def framed_svg(y, *, numbered=None, fit=None, **options) -> tuple[str, dict]:
     """The drawing as SVG text for a frame of the stepper, laid out to show most of it in ``fit``
     ``(width, height)`` inches, and where it is: ``{"size": (width, height), "box": (left, top, width,
-    height)}`` of the figure and of the highlighted box, in inches from the top left."""
+    height), "direction": ...}`` of the figure and of the highlighted box, in inches from the top left."""
     defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
     defaults.update(direction="auto", constants=False, show_data=True, title=None)
     anchor: dict = {}

@@ -30,8 +30,8 @@ _STYLE = """<style>
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-body { display: flex; flex-flow: row wrap; gap: 8px;
   align-items: flex-start; }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
-  background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
-  color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
+  background: var(--jp-layout-color2, var(--color-background-secondary, light-dark(#f5f5f5, #1e2227)));
+  color: var(--jp-content-font-color1, var(--color-foreground-primary, light-dark(#111, #e6edf3)));
   border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; box-sizing: border-box;
   flex: 0 0 auto; width: min(100%, calc({chars}ch + 18px)); }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { flex: 1 1 320px; min-width: 0; }
@@ -127,7 +127,7 @@ class BackpropStepper(widgets.VBox):
         self.next_button = widgets.Button(description=_("next ▶"), tooltip=_("next step"), disabled=count == 1)
         self.over_button = widgets.Button(
             description=_("over block ⤼"),
-            tooltip=_("the next step outside the current block (tl.scope)"),
+            tooltip=_("skip the rest of the current block (tl.scope)"),
             disabled=self._frames.over(0) is None,
         )
         self.reset_button = widgets.Button(description=_("⟲ reset"), tooltip=_("back to the first step"))
