@@ -420,7 +420,9 @@ def drawings(monkeypatch):
 
     drawn = []
     monkeypatch.setattr(
-        stepper, "framed_svg", lambda y, **options: drawn.append(options) or ("<svg></svg>", {"size": (1.0, 1.0)})
+        stepper,
+        "framed_svg",
+        lambda y, **options: drawn.append(options) or ("<svg></svg>", {"size": (1.0, 1.0), "direction": "right"}),
     )
     return drawn
 
