@@ -114,3 +114,118 @@ def test_the_current_node_and_the_controls_stay_in_the_window(browser, screensho
         assert not errors
     finally:
         context.close()
+
+
+# ----------------------------------------------------------------------------------------------------
+# The live widget in JupyterLab
+
+MODELS = """import numpy as np
+import trackerlab as tl
+rng = np.random.default_rng(0)
+W1, b1 = tl.param(rng.normal(size=(256, 784)) * 0.05), tl.param(np.zeros(256))
+W2, b2 = tl.param(rng.normal(size=(10, 256)) * 0.05), tl.param(np.zeros(10))
+x, t = rng.normal(size=(784, 64)), np.eye(10)[:, rng.integers(0, 10, 64)]
+with tl.scope("layer 1"):
+    h = tl.tanh(W1 @ x + b1[:, None])
+with tl.scope("layer 2"):
+    out = W2 @ h + b2[:, None]
+loss = -tl.sum(t * tl.log_softmax(out, axis=0)) / 64
+c = tl.param(0.3)
+y = c
+for _ in range(1000):
+    y = tl.sin(y) * 1.01"""
+
+
+def lab_notebook():
+    import nbformat
+    from labkit import KERNELSPEC
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = KERNELSPEC
+    nb.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            MODELS,
+            'tl.BackpropStepper(loss, labels={W1: "W1", b1: "b1", W2: "W2", b2: "b2"})',
+            'tl.BackpropStepper(y, labels={c: "x"})',
+        )
+    ]
+    return nb
+
+
+def step_through(page, stepper, name: str, screenshots, shot: str | None = None) -> None:
+    """Scroll ``stepper`` to the top once, then press next four times: at each of the five first frames
+    the current box and the next button are in the window, the text at 11 px or more, the panel as wide."""
+    stepper.evaluate("e => e.scrollIntoView()")
+    next_button = stepper.get_by_role("button", name="next ▶")
+    widths = set()
+    for step in range(5):
+        page.wait_for_function(
+            "([e, k]) => [...e.querySelectorAll('.tl-frame-text')].some(t => t.offsetParent && t.textContent.startsWith(k))",
+            arg=[stepper.element_handle(), f"step {step + 1} of "],
+        )
+        page.wait_for_function(
+            "e => [...e.querySelectorAll('.tl-frame-view img')].some(i => i.offsetParent && i.complete)",
+            arg=stepper.element_handle(),
+        )
+        view = stepper.locator(".tl-frame-view:visible")
+        box = view.evaluate(CURRENT_BOX)
+        left, top, right, bottom = box["clip"]
+        assert 0 <= box["left"] and box["right"] <= WINDOW["width"], (name, step, box)
+        assert 0 <= box["top"] and box["bottom"] <= WINDOW["height"], (name, step, box)
+        assert left - 1 <= box["left"] and box["right"] <= right + 1 and top - 1 <= box["top"], (name, step, box)
+        assert box["bottom"] <= bottom + 1, (name, step, box)
+        button = next_button.bounding_box()
+        assert 0 <= button["y"] and button["y"] + button["height"] <= WINDOW["height"], (name, step, button)
+        assert smallest_drawing_text(page, view) >= 11
+        sizes = stepper.evaluate(
+            """e => [...e.querySelectorAll('*')]
+                 .filter(n => n.offsetParent && [...n.childNodes].some(c => c.nodeType === 3 && c.textContent.trim()))
+                 .map(n => parseFloat(getComputedStyle(n).fontSize))"""
+        )
+        assert min(sizes) >= 11, (name, sizes)
+        widths.add(stepper.locator(".tl-frame-text:visible").bounding_box()["width"])
+        if step == 1 and shot:
+            page.screenshot(path=str(screenshots / shot))
+        if step < 4:
+            next_button.click()
+    assert len(widths) == 1, (name, widths)
+
+
+def test_the_live_stepper_keeps_the_current_node_and_its_controls_in_the_window(page, lab, screenshots):
+    from labkit import write_notebook
+    from test_lab import open_and_run_all
+
+    page.set_viewport_size(WINDOW)
+    write_notebook(lab_notebook(), lab.root / "models.ipynb")
+    open_and_run_all(page, lab, "models.ipynb")
+    steppers = page.locator(".tl-stepper")
+    steppers.nth(1).wait_for()
+    step_through(page, steppers.nth(0), "mlp", screenshots, "lab-stepper-mlp.png")
+    step_through(page, steppers.nth(1), "chain", screenshots, "lab-stepper-chain.png")
+
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    page.wait_for_selector("#jupyterlab-splash", state="detached")
+    steppers.nth(0).get_by_role("button", name="⟲ reset").click()
+    step_through(page, steppers.nth(0), "mlp, dark", screenshots, "lab-stepper-mlp-dark.png")
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
+
+    # in a 900 px window every control shows its whole label, and the speed slider keeps its length
+    page.set_viewport_size({"width": 900, "height": 800})
+    controls = steppers.nth(0).locator(".tl-controls")
+    controls.evaluate("e => e.scrollIntoView()")
+    page.wait_for_timeout(300)
+    cut = controls.evaluate(
+        """e => [...e.querySelectorAll('button')].filter(b => b.offsetParent && b.scrollWidth > b.clientWidth + 1)
+                  .map(b => b.textContent)"""
+    )
+    assert not cut, cut
+    for part in controls.locator("button:visible, .widget-slider:visible").all():
+        box = part.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 900, box
+    track = steppers.nth(0).locator(".tl-controls .widget-slider .slider-container").bounding_box()
+    assert track["width"] >= 100, track
+    page.screenshot(path=str(screenshots / "lab-stepper-900.png"))
+    assert not page.errors

@@ -43,12 +43,15 @@ _STYLE = """<style>
   width: calc(var(--w) * var(--tl-zoom)) !important; height: calc(var(--h) * var(--tl-zoom)) !important;
   left: min(0px, max(calc(100% - var(--w) * var(--tl-zoom)), calc(50% - var(--x) * var(--tl-zoom))));
   top: min(0px, max(calc(100% - var(--h) * var(--tl-zoom)), calc(50% - var(--y) * var(--tl-zoom)))); }
+/* the frames take the output's whole width (ipywidgets' HTML and Stack shrink to their content) */
+.tl-stepper .tl-frames, .tl-stepper .tl-frames > .widget-html, .tl-stepper .tl-frames .widget-html-content {
+  width: 100%; }
 /* the controls stay in sight above a stepper taller than the page, and wrap in a narrow one */
 .tl-stepper .tl-controls { position: sticky; top: 0; z-index: 3; flex-wrap: wrap; gap: 2px 4px;
   background: var(--jp-layout-color0, var(--color-background-primary, #fff)); }
 .tl-stepper .tl-controls .widget-button, .tl-stepper .tl-controls .jupyter-button { width: auto;
   min-width: 2.6em; padding: 0 10px; }
-.tl-stepper .tl-controls .widget-slider { width: 230px; flex: 0 1 230px; }
+.tl-stepper .tl-controls .widget-slider { width: 250px; flex: 0 0 250px; }
 .tl-stepper .tl-controls .widget-toggle-buttons .widget-toggle-button { width: auto; padding: 0 8px; }
 :is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00) !important; }
 :is(.tl-stepper, .tl-static-stepper) .tl-static-note { display: none; font-size: 12px;
@@ -141,7 +144,13 @@ class BackpropStepper(widgets.VBox):
             button.add_class("tl-needs-kernel")
         self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval, description=_("play"))
         self.speed = widgets.IntSlider(
-            value=interval, min=100, max=3000, step=100, description=_("ms/step"), continuous_update=True
+            value=interval,
+            min=100,
+            max=3000,
+            step=100,
+            description=_("ms/step"),
+            continuous_update=True,
+            style={"description_width": "initial"},
         )
         self.slider = widgets.IntSlider(
             value=0, min=0, max=last, description=_("step"), readout=False, continuous_update=True
@@ -150,6 +159,7 @@ class BackpropStepper(widgets.VBox):
         self.slider.add_class("tl-step-slider")
         self.frame_views = [widgets.HTML() for _ in range(count)]
         self.stack = widgets.Stack(self.frame_views, selected_index=0)
+        self.stack.add_class("tl-frames")
         # Linked in the browser, so that the slider and play step through the frames without a kernel.
         self.links = [
             widgets.jslink((self.play, "value"), (self.slider, "value")),
