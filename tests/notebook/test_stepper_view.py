@@ -136,27 +136,48 @@ def test_the_text_panel_is_as_tall_as_the_tallest_frame_with_its_lines_wrapped()
     assert f"calc({PANEL_CHARS}ch + 18px)" in stepper_module._STYLE  # the panel's width, the same for all frames
 
 
-def test_step_over_goes_to_the_first_step_outside_the_current_block():
+def test_step_over_goes_to_the_step_after_the_blocks_last_one():
     y, labels = mlp()
     with tl.BackpropStepper(y, labels=labels) as stepper:
         scopes = [tuple(step["scope"]) for step in stepper.steps]
-        assert ("layer 2",) in scopes and ("layer 1",) in scopes
+        nodes = [step["node"] for step in stepper.steps]
         assert stepper.over_button.disabled  # the loss is outside every block
         stepper.step_over()
         assert stepper.index == 0
+        # layer 2 is followed by its weight W2 (made outside it), then by layer 1
         start = scopes.index(("layer 2",))
         stepper.index = start
         assert not stepper.over_button.disabled
         assert stepper.text.splitlines()[1] == "in block: layer 2"
         stepper.over_button.click()
-        assert scopes[stepper.index] != ("layer 2",)
-        assert all(s == ("layer 2",) for s in scopes[start : stepper.index])
-        assert stepper.index == next(i for i in range(start + 1, len(scopes)) if scopes[i] != ("layer 2",))
+        assert nodes[stepper.index] == "W2" and scopes[stepper.index - 1] == ("layer 2",)
+        assert set(scopes[start : stepper.index]) == {("layer 2",)}
+        # the walk reaches b2 in the middle of layer 1: stepping over layer 1 passes it, to W1 after it
+        start = scopes.index(("layer 1",))
+        assert "b2" in nodes[start:] and nodes.index("b2") < len(scopes) - scopes[::-1].index(("layer 1",))
+        stepper.index = start
+        stepper.step_over()
+        assert nodes[stepper.index] == "W1"
+        assert stepper.index == max(i for i, s in enumerate(scopes) if s == ("layer 1",)) + 1
         # the static copy steps over the same blocks
         page = stepper.to_html()
         over = json.loads(re.search(r"var over = (\[[^\]]*\])", page).group(1))
         assert over == [stepper._frames.over(i) for i in range(len(stepper))]
         assert over[start] == stepper.index and over[0] is None
+
+
+def test_a_block_ends_at_the_first_operation_outside_it():
+    x = tl.param(0.5)
+
+    @tl.scope
+    def dense(v):
+        return tl.tanh(v * 2.0)
+
+    y = dense(tl.sin(dense(x)))  # two calls of the same block, with sin between them
+    with tl.BackpropStepper(y) as stepper:
+        assert [s["node"] for s in stepper.steps][:3] == ["tanh#2", "multiply#2", "sin#1"]
+        stepper.step_over()
+        assert stepper.steps[stepper.index]["node"] == "sin#1"
 
 
 def test_step_over_a_block_that_goes_on_to_the_end_goes_to_the_last_step():

@@ -97,16 +97,20 @@ class Frames:
         self.steps = Steps(self)
 
     def over(self, index: int) -> int | None:
-        """The first step after ``index`` outside the innermost block of step ``index``'s node (the last
-        step when the block goes on to the end); ``None`` when that node is in no block or is the last."""
+        """The step after the last one of the block (``tl.scope``) that step ``index``'s node was recorded in
+        (its innermost block; the last step when the block goes on to the end), passing the leaves the walk
+        reaches in between (a layer's weights, made outside it); ``None`` when that node is in no block or is
+        the last. The block ends at the first operation outside it."""
         block = self.scopes[index]
         if not block or index == len(self.walk) - 1:
             return None
-        depth = len(block)
-        after = index + 1
-        while after < len(self.walk) - 1 and self.scopes[after][:depth] == block:
-            after += 1
-        return after
+        depth, end = len(block), index
+        for after in range(index + 1, len(self.walk)):
+            if self.scopes[after][:depth] == block:
+                end = after
+            elif not self.walk[after].node.isleaf:
+                break
+        return min(end + 1, len(self.walk) - 1)
 
     def step(self, index: int) -> dict:
         """Frame ``index`` as plain data (``steps[index]``), made now from the engine's values."""

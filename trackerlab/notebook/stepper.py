@@ -75,9 +75,14 @@ class BackpropStepper(widgets.VBox):
     Each frame draws the tape with the current node highlighted and finished and pending nodes told
     apart, and says what sensitivity arrived (the contributions added up when a value is used more
     than once), what the pullback sent to each argument (the chain-rule product written out for
-    scalars) and the leaves' grads so far. Use the buttons (next, previous, reset), the play button
-    with its speed, or the slider (its arrow keys step too); code and tests use ``.index``,
-    ``.steps`` (plain data) and ``.text``.
+    scalars) and the leaves' grads so far. Use the buttons (next, previous, over block, reset), the play
+    button with its speed, or the slider (its arrow keys step too); code and tests use ``.index``,
+    ``.steps`` (plain data) and ``.text``. A node recorded in a block (``tl.scope``) says so in its
+    frame, and ``step_over()`` (*over block*) goes past the rest of the block at once.
+
+    The frame's text panel keeps its width and height, and the drawing sits beside it in a window of a
+    fixed size placed on the current node's box, shown at 1.3 times its size (the zoom makes it larger),
+    so nothing moves from frame to frame and the current node stays in sight under the controls.
 
     A walk of at most ``static_frames`` steps has all its frames drawn up front and switched in the
     browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
@@ -264,9 +269,9 @@ class BackpropStepper(widgets.VBox):
         self.index = max(self.index - 1, 0)
 
     def step_over(self) -> None:
-        """Show the next step outside the block (``tl.scope``) that the current step's node was recorded in:
-        the whole block stepped over at once (to the last step when the block goes on to the end; nothing
-        outside every block)."""
+        """Show the step after the last one of the block (``tl.scope``) that the current step's node was
+        recorded in: the rest of the block stepped over at once, with the leaves the walk reaches in
+        between (to the last step when the block goes on to the end; nothing outside every block)."""
         after = self._frames.over(self.index)
         if after is not None:
             self.index = after
