@@ -63,7 +63,7 @@ def smallest_drawing_text(page, view) -> float:
 def test_the_current_node_and_the_controls_stay_in_the_window(browser, screenshots, model, scheme):
     y, labels = model()
     with tl.BackpropStepper(y, labels=labels) as stepper:
-        for step in range(5):  # drawn by the kernel as a reader steps, kept in the copy
+        for step in range(6):  # drawn by the kernel as a reader steps, kept in the copy
             stepper.index = step
         html = stepper.to_html()
     context = browser.new_context(viewport=WINDOW, color_scheme=scheme)
@@ -111,6 +111,19 @@ def test_the_current_node_and_the_controls_stay_in_the_window(browser, screensho
             next_button.click()
         assert len(widths) == 1, widths
         assert page.evaluate("() => window.scrollY") == scrolled  # no scrolling needed
+        # the zoom makes the drawing larger, still placed on the current box
+        page.wait_for_function(
+            "() => document.querySelector('.tl-static-stepper .tl-frame-text').textContent.startsWith('step 6 of ')"
+        )
+        stepper.get_by_role("button", name="zoom the drawing").click()
+        assert stepper.locator(".tl-frame-view").evaluate(CURRENT_BOX)["scale"] == pytest.approx(1.6, abs=0.01)
+        if model is mlp:  # step 6 is the first of layer 2; over it, its weight W2
+            over = stepper.get_by_role("button", name="skip the rest of the current block (tl.scope)")
+            over.click()
+            page.wait_for_function(
+                "() => document.querySelector('.tl-static-stepper .tl-frame-text').textContent"
+                ".startsWith('step 9 of 16: W2 (a leaf)')"
+            )
         assert not errors
     finally:
         context.close()
