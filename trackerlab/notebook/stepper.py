@@ -32,7 +32,7 @@ _STYLE = """<style>
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
   background: var(--jp-layout-color2, var(--color-background-secondary, light-dark(#f5f5f5, #1e2227)));
   color: var(--jp-content-font-color1, var(--color-foreground-primary, light-dark(#111, #e6edf3)));
-  border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; box-sizing: border-box;
+  border-radius: 4px; white-space: pre-wrap; word-break: normal; overflow-wrap: anywhere; box-sizing: border-box;
   flex: 0 0 auto; width: min(100%, calc({chars}ch + 18px)); }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { flex: 1 1 320px; min-width: 0; }
 /* the drawing at its size times --tl-zoom, in a window that keeps the current node's box at its centre */
@@ -53,7 +53,8 @@ _STYLE = """<style>
   min-width: 2.6em; padding: 0 10px; }
 .tl-stepper .tl-controls .widget-slider { width: 250px; flex: 0 0 250px; }
 .tl-stepper .tl-controls .widget-toggle-buttons .widget-toggle-button { width: auto; padding: 0 8px; }
-:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00) !important; }
+:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00) !important;
+  line-height: 1.4; }
 :is(.tl-stepper, .tl-static-stepper) .tl-static-note { display: none; font-size: 12px;
   color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
