@@ -419,7 +419,11 @@ def drawings(monkeypatch):
     from trackerlab.notebook import _frame_html as stepper
 
     drawn = []
-    monkeypatch.setattr(stepper, "svg_markup", lambda y, **options: drawn.append(options) or "<svg></svg>")
+    monkeypatch.setattr(
+        stepper,
+        "framed_svg",
+        lambda y, **options: drawn.append(options) or ("<svg></svg>", {"size": (1.0, 1.0), "direction": "right"}),
+    )
     return drawn
 
 

@@ -1,19 +1,30 @@
 """One stepper frame as HTML: the frame's text from ``_frames`` (with ``tl.check_tape``'s verdict on its
-node, when checked) over the tape drawn with the frame's states, on a large tape only the node's
-neighbourhood."""
+node, when checked) beside the tape drawn with the frame's states, on a large tape only the node's
+neighbourhood, in a window of a fixed size that the current node's box is centred in."""
 
 from __future__ import annotations
 
 import html
+import re
+import unicodedata
 
 from ..presentation.text import number
 from ._frames import Frames
 from ._i18n import _
 from ._inline import INLINE
+from ._theme import PICTURE_CSS, svg_source
 
-__all__ = ["MAX_NODES", "check_report", "frame_html", "frame_text"]
+__all__ = ["MAX_NODES", "PANEL_CHARS", "VIEW", "ZOOM", "check_report", "frame_html", "frame_text", "panel_lines"]
 
 MAX_NODES = 20  # boxes in one frame's drawing; a larger tape shows the current node's neighbourhood, readably
+# The drawing is shown at ZOOM times its size, so that its smallest text (6.5 pt, 8.7 px) reads at 11 px or
+# more, in a window of at most VIEW pixels (width, height) whose centre is the current node's box; the
+# text panel beside it is PANEL_CHARS characters wide (its lines wrap there), the same on every frame.
+ZOOM = 1.3
+VIEW = (720, 440)
+PANEL_CHARS = 60
+PIXELS = 96  # CSS pixels per inch
+PANEL_PX = 13  # the text panel's font size
 
 
 def frame_text(frames: Frames, i: int, check=None) -> str:
@@ -28,10 +39,32 @@ def frame_text(frames: Frames, i: int, check=None) -> str:
     return f"{head}\n{line}\n{rest}"
 
 
+def panel_lines(text: str) -> int:
+    """How many lines ``text`` takes in the text panel, its lines wrapped at its width between words (a
+    word longer than a line anywhere), a wide character (Japanese, Chinese) taking two columns."""
+    return sum(_wrapped(line) for line in text.split("\n"))
+
+
+def _wrapped(line: str) -> int:
+    lines, used = 1, 0
+    for word in re.findall(r"[^ ]*(?: +|$)", line):
+        width, bare = _columns(word), _columns(word.rstrip(" "))
+        if used and used + bare > PANEL_CHARS:  # the word goes to the next line, its spaces at the end
+            lines, used = lines + 1, 0
+        lines += (used + bare - 1) // PANEL_CHARS if bare else 0  # a word longer than a line, broken
+        used = (used + width) % PANEL_CHARS if used + bare > PANEL_CHARS else used + width
+    return lines
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: bool = True) -> str:
-    """Frame ``i``: its text right under the controls (always ``lines`` lines tall, the tallest frame's),
-    then the drawing, so neither the text nor the controls move from frame to frame."""
-    drawing = _drawing(root, frames, i, check) if drawn else ""
+    """Frame ``i``: its text (always ``lines`` lines tall, the tallest frame's, and of a fixed width) beside
+    the drawing's window, so neither the text, the window nor the controls above them move from frame to
+    frame."""
+    drawing = _drawing(root, frames, i, lines, check) if drawn else ""
     height = f"{lines * 1.45 + 0.9:.2f}em"
     return (
         f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
@@ -41,15 +74,23 @@ def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: b
     )
 
 
-def _drawing(root, frames: Frames, i: int, check=None) -> str:
-    """The tape drawn by the display layer for frame ``i``, as a picture (``svg_markup``): on a large tape the
-    neighbourhood of the frame's node, and a legend with every state, so frames differ only in what
-    changed."""
+def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
+    """The tape drawn by the display layer for frame ``i``: on a large tape the neighbourhood of the
+    frame's node, and a legend with every state, so frames differ only in what changed. It is a picture
+    (an ``<img>`` of the SVG) in a window of a fixed height, placed so that the current node's box is at
+    the window's centre (or the drawing's edge at the window's), by the stepper's style sheet; the
+    picture carries its size and the box's place (``--w``, ``--h``, ``--x``, ``--y``, in pixels at its
+    own size) and the box (``data-current``: left, top, width, height).
+
+    The first frame drawn fixes the direction of the layout (the one that shows more of it in the window)
+    and, on a large tape, the window's height: as tall as its drawing, but at least as tall as the text
+    panel (``lines`` lines) beside it and at most ``VIEW``'s height."""
     step = frames.walk[i]
     options = {} if check is None else {"check": check}
-    if frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES:
+    large = frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES
+    if large:
         options["focus"] = (step.node, frames.users())
-    return svg_markup(
+    svg, anchor = framed_svg(
         root,
         labels=frames.labels,
         highlight=step.node,
@@ -58,7 +99,23 @@ def _drawing(root, frames: Frames, i: int, check=None) -> str:
         numbered=None if frames.numbered is None else (frames.numbered, frames.names),
         max_nodes=MAX_NODES,
         all_states=True,
+        fit=(VIEW[0] / ZOOM / PIXELS, VIEW[1] / ZOOM / PIXELS),
+        direction="auto" if frames.window is None else frames.window["direction"],
         **options,
+    )
+    width, height = (round(v * PIXELS, 1) for v in anchor["size"])
+    left, top, w, h = (round(v * PIXELS, 1) for v in anchor.get("box", (0, 0, 0, 0)))
+    if frames.window is None:
+        panel = (lines * 1.45 + 0.9) * PANEL_PX + 2
+        frames.window = {"direction": anchor["direction"], "height": round(min(VIEW[1], max(panel, height * ZOOM)))}
+    # a small tape is drawn whole on every frame: its window is as tall as the drawing (at most VIEW's)
+    view = f"{frames.window['height']}px" if large else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
+    place = f"--w:{width}px;--h:{height}px;--x:{left + w / 2:.1f}px;--y:{top + h / 2:.1f}px"
+    return (
+        f'<div class="tl-frame-view" style="--tl-view-h:{view}">{PICTURE_CSS}'
+        f'<img class="tl-picture" src="{svg_source(svg)}" width="{round(width)}" '
+        f'height="{round(height)}" alt="{html.escape(_("<the tape drawn>"))}" data-current="{left} {top} {w} {h}" '
+        f'style="{place};max-width:100%;height:auto"></div>'
     )
 
 
@@ -105,8 +162,8 @@ def _verdict(check, node) -> str:
     return _("check_tape: ✓ the rule of {op} agrees with finite differences").format(op=node.f.name)
 
 
-def svg_markup(y, **options) -> str:
-    """The drawing of ``plot_tape(y, **options)`` as a picture to sit inside HTML (an ``<img>`` of the SVG)."""
-    from .drawing import svg_markup as markup
+def framed_svg(y, **options) -> tuple[str, dict]:
+    """The drawing of ``plot_tape(y, **options)`` as SVG text, and where it and its highlighted box are."""
+    from .drawing import framed_svg as framed
 
-    return markup(y, **options)
+    return framed(y, **options)

@@ -50,6 +50,7 @@ class Frames:
         grads: dict[Tracked, object] = {}
         self.done: list[str] = []
         self.lazy = False  # whether the walk's values are lazy (dask): frames describe them, compute nothing
+        self.window: dict | None = None  # how the drawing is laid out and framed, fixed by the first frame drawn
         for step in walk:
             if len(self.walk) == max_steps:
                 self.truncated = True
@@ -91,7 +92,25 @@ class Frames:
                     "grads": dict(grads),  # the leaves' grads so far, keyed by node
                 }
             )
+        # the blocks (tl.scope) each step's node was recorded in, outermost first
+        self.scopes = [getattr(step.node, "scope", ()) for step in self.walk]
         self.steps = Steps(self)
+
+    def over(self, index: int) -> int | None:
+        """The step after the last one of the block (``tl.scope``) that step ``index``'s node was recorded in
+        (its innermost block; the last step when the block goes on to the end), passing the leaves the walk
+        reaches in between (a layer's weights, made outside it); ``None`` when that node is in no block or is
+        the last. The block ends at the first operation outside it."""
+        block = self.scopes[index]
+        if not block or index == len(self.walk) - 1:
+            return None
+        depth, end = len(block), index
+        for after in range(index + 1, len(self.walk)):
+            if self.scopes[after][:depth] == block:
+                end = after
+            elif not self.walk[after].node.isleaf:
+                break
+        return min(end + 1, len(self.walk) - 1)
 
     def step(self, index: int) -> dict:
         """Frame ``index`` as plain data (``steps[index]``), made now from the engine's values."""
@@ -111,6 +130,7 @@ class Frames:
             "pending": {self.name(p): plain(_sum(v)) for p, v in f["pending"].items()},
             "grads": {self.name(leaf): plain(g) for leaf, g in f["grads"].items()},
             "done": self.done[: index + 1],
+            "scope": list(self.scopes[index]),
         }
         if self.checks is not None:
             out["check"] = self.checks[index]
@@ -176,6 +196,8 @@ class Frames:
                 step=index + 1, total=f"{total}{more}", node=s["node"], call=call
             )
         lines = [head]
+        if self.scopes[index]:
+            lines.append(_("in block: {blocks}").format(blocks=" › ".join(self.scopes[index])))
         parts = s["contributions"]
         if len(parts) > 1 and is_lazy(s["delta"]):  # lazy parts: their descriptions added up say nothing more
             sources = _row(parts, _who, ", ")

@@ -24,10 +24,18 @@ ICONS = {
     "next": _ICON.format("M5 3v10l7-5z"),
     "play": _ICON.format("M4 2v12l10-6z"),
     "pause": _ICON.format("M4 3h3v10H4zM9 3h3v10H9z"),
+    "over": _ICON.format("M2 10a6 6 0 0 1 11-3.3V4h2v6h-6V8h2.6A4 4 0 0 0 4 10z"),
+    "zoom": _ICON.format(
+        "M6.5 1a5.5 5.5 0 0 1 4.4 8.8l4 4-1.4 1.4-4-4A5.5 5.5 0 1 1 6.5 1zm0 2a3.5 3.5 0 1 0 0 7 "
+        "3.5 3.5 0 0 0 0-7zM6 4.5h1v1.5h1.5v1H7v1.5H6V7H4.5V6H6z"
+    ),
 }
 
 _STYLE = """<style>
-#{id} .tl-static-controls {{ display: flex; gap: 6px; align-items: center; margin: 4px 0 8px; flex-wrap: wrap; }}
+#{id} .tl-static-controls {{ display: flex; gap: 6px; align-items: center; margin: 4px 0 8px; flex-wrap: wrap;
+  position: sticky; top: 0; z-index: 3; padding: 2px 0;
+  background: var(--jp-layout-color0, var(--color-background-primary, Canvas)); }}
+#{id} .tl-static-controls button:disabled {{ opacity: .45; cursor: default; }}
 #{id} .tl-static-controls button {{ display: inline-flex; align-items: center; justify-content: center;
   min-width: 30px; height: 26px; padding: 0 6px; cursor: pointer; border-radius: 3px;
   border: 1px solid var(--jp-border-color1, #999); background: var(--jp-layout-color1, transparent);
@@ -69,17 +77,20 @@ _SCRIPT = """<script>
     return '<button type="button" data-do="' + what + '" title="' + title + '" aria-label="' + title + '">' +
       icons[what] + '</button>';
   }
+  var over = %(over)s, zoom = 1;
   bar.innerHTML = button("first", words.first) + button("previous", words.previous) + button("play", words.play) +
-    button("next", words.next) +
+    button("next", words.next) + (over.some(function (k) { return k !== null; }) ? button("over", words.over) : "") +
+    button("zoom", words.zoom) +
     '<input type="range" min="0" max="' + last + '" value="0" step="1" aria-label="' + words.step + '">' +
     '<span class="tl-static-where"></span>';
   root.insertBefore(bar, view);
   var slider = bar.querySelector("input"), where = bar.querySelector(".tl-static-where");
-  var play = bar.querySelector('[data-do="play"]');
+  var play = bar.querySelector('[data-do="play"]'), overButton = bar.querySelector('[data-do="over"]');
   function show(k) {
     i = Math.max(0, Math.min(last, k));
     view.innerHTML = frames[i];
     slider.value = i;
+    if (overButton) overButton.disabled = over[i] === null;
     where.textContent = words.where.replace("{i}", i + 1).replace("{n}", frames.length) + words.more;
   }
   function stop() {
@@ -96,8 +107,14 @@ _SCRIPT = """<script>
     if (!button) return;
     var what = button.getAttribute("data-do");
     if (what === "play") { if (timer === null) start(); else stop(); return; }
+    if (what === "zoom") {
+      root.classList.remove("tl-zoom-" + zoom);
+      zoom = zoom %% 3 + 1;
+      if (zoom > 1) root.classList.add("tl-zoom-" + zoom);
+      return;
+    }
     stop();
-    show(what === "first" ? 0 : what === "previous" ? i - 1 : i + 1);
+    show(what === "first" ? 0 : what === "previous" ? i - 1 : what === "over" ? over[i] : i + 1);
   });
   slider.addEventListener("input", function () { stop(); show(+slider.value); });
   root.classList.add("tl-stepping");
@@ -115,12 +132,19 @@ _COUNT = itertools.count(1)  # steppers made by this process
 
 
 def static_html(
-    frames: list[str], *, interval: int, truncated: bool = False, extra: str = "", live: str | None = None
+    frames: list[str],
+    *,
+    interval: int,
+    truncated: bool = False,
+    extra: str = "",
+    live: str | None = None,
+    over: list | None = None,
 ) -> str:
     """The frames (each a piece of HTML) stepped by an inline script; with no script, the first and the
     last frame. ``extra`` (the stepper's style and messages) goes first. ``live``, the class of the live
     widget that shows the same stepper, makes this copy give way to that widget wherever a kernel drives
-    it, and the widget give way to this copy on a page without a kernel."""
+    it, and the widget give way to this copy on a page without a kernel. ``over``: per frame, the frame
+    that stepping over its block goes to (``None`` for none); with one, the controls have that button."""
     # the same id for the same frames in the same place of a run, so re-executed notebooks compare equal
     digest = hashlib.sha1("\0".join(frames).encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
     ident = f"tl-stepper-{digest}-{next(_COUNT)}"
@@ -134,6 +158,8 @@ def static_html(
         "play": _("play"),
         "pause": _("pause"),
         "next": _("next step"),
+        "over": _("skip the rest of the current block (tl.scope)"),
+        "zoom": _("zoom the drawing"),
         "step": _("step"),
         "where": _("step {i} of {n}"),
         "more": _(" (the walk goes on: max_steps)") if truncated else "",
@@ -143,6 +169,7 @@ def static_html(
         "icons": _json_in_script(ICONS),
         "words": _json_in_script(words),
         "interval": interval,
+        "over": _json_in_script(over if over is not None else [None] * len(frames)),
     }
     style = _STYLE.format(id=ident) + ("" if live is None else _LIVE_STYLE.format(id=ident, live=live))
     return (

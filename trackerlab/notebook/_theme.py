@@ -14,7 +14,7 @@ import warnings
 from html import escape
 from urllib.parse import quote
 
-__all__ = ["COLOURS", "PALETTE", "PICTURE_CSS", "THEME_CSS", "picture", "svg_text"]
+__all__ = ["COLOURS", "PALETTE", "PICTURE_CSS", "THEME_CSS", "picture", "svg_source", "svg_text"]
 
 # role: (light, dark). Each light colour is used for that role only, so the SVG can be re-coloured
 # by colour; text, dim text and the background take JupyterLab's variables first where they exist.
@@ -112,9 +112,14 @@ def picture(svg: str, alt: str = "") -> str:
     svg = svg[svg.index("<svg") :]
     match = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg)
     width, height = (round(float(v) * 4 / 3) for v in match.groups())  # CSS pixels: 96 per inch, 72 points
-    source = "data:image/svg+xml;charset=utf-8," + quote(svg, safe=_URI_SAFE)
+    source = svg_source(svg)
     return (
         f'<div class="tl-tape-scroll" style="overflow-x:auto;max-width:100%">{PICTURE_CSS}'
         f'<img class="tl-picture" src="{source}" width="{width}" height="{height}" alt="{escape(alt)}" '
         f'style="max-width:100%;min-width:{round(0.7 * width)}px;height:auto"></div>'
     )
+
+
+def svg_source(svg: str) -> str:
+    """A standalone SVG as the data URI of an ``<img>``, its text and numbers readable in the file."""
+    return "data:image/svg+xml;charset=utf-8," + quote(svg[svg.index("<svg") :], safe=_URI_SAFE)

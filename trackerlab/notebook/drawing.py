@@ -5,10 +5,13 @@ follow the notebook's or the docs' light or dark theme (``_theme``)."""
 
 from __future__ import annotations
 
+import functools
+import math
 import sys
 import warnings
 from html import escape
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -19,6 +22,7 @@ from ._boxes import FONT, box_size, box_text, boxes_and_edges
 from ._fold import Folding, block_text, fold_boxes, folding
 from ._i18n import _, ngettext
 from ._layout import layout
+from ._lazy import is_lazy
 from ._tape import as_node, dtype_text, label_map, shape_text
 from ._theme import COLOURS, picture, svg_text
 
@@ -129,13 +133,19 @@ def _plot(
     all_states=False,
     fold=False,
     within=None,
+    fit=None,
+    anchor=None,
 ):
     """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper).
     ``focus``, ``(node, users)`` with ``users`` each node's callers: on a tape larger than ``max_nodes``
     draw the neighbourhood of ``node`` rather than the part nearest the output. ``all_states``: the
-    legend lists every state, so it stays the same from frame to frame. ``fold``: ``plot_tape``'s option,
+    legend lists every state, so it stays the same from frame to frame, and a value that has not received its
+    Δ yet keeps a line for it, so its box does not grow when it does. ``fold``: ``plot_tape``'s option,
     or the ``Folding`` already made of it; ``within``: draw that block's own drawing (its inside and its
-    inputs) instead of the whole tape."""
+    inputs) instead of the whole tape. ``fit``, ``(width, height)`` in inches: with ``direction="auto"``,
+    lay out the way that shows more of the drawing in that window. ``anchor``, a dict, is given the
+    figure's ``size``, the highlighted box's ``box`` ``(left, top, width, height)``, in inches from the
+    top left, and the ``direction`` laid out."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -176,10 +186,15 @@ def _plot(
             box["text"] = box_text(box, shown, show_data)
         box["output"] = node in outputs or key in outputs
         box["size"] = box_size(box["text"])
+        if all_states and show_data and shown is not None and box["kind"] in ("param", "op"):
+            box["text"], box["size"] = _reserved(box, shown)
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
     plan = layout(keys, sizes, edges, "right")
-    if direction == "down" or (direction == "auto" and plan.size[0] > AUTO_RIGHT_MAX):
+    if direction == "auto" and fit is not None:
+        across = layout(keys, sizes, edges, "down")
+        plan = max((plan, across), key=lambda p: min(1, fit[0] / p.size[0]) * min(1, fit[1] / p.size[1]))
+    elif direction == "down" or (direction == "auto" and plan.size[0] > AUTO_RIGHT_MAX):
         plan = layout(keys, sizes, edges, "down")
 
     width, height = plan.size
@@ -219,6 +234,12 @@ def _plot(
         x, y0 = plan.centres[key]
         draw_box(ax, (x + offset, y0), box, is_output=box["output"], key=key)
     legend(ax, handles, columns, fig_w, height)
+    if anchor is not None:
+        anchor["size"], anchor["direction"] = (fig_w, fig_h), plan.direction
+        current = next((key for key, box in boxes.items() if box.get("state") == "current"), None)
+        if current is not None:
+            (x, y0), (w, h) = plan.centres[current], boxes[current]["size"]
+            anchor["box"] = (x + offset - w / 2, y0 + head - h / 2, w, h)
     if format == "svg":
         with warnings.catch_warnings():  # Japanese or Chinese text: the SVG keeps it as text, in the reader's fonts
             warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
@@ -356,6 +377,37 @@ def _block_summary(block, key: str) -> str:
         f"{shape_text(tuple(getattr(node.data, 'shape', ())))} {dtype_text(node.data)}" for node in block.outputs[:3]
     )
     return f"{block.name} ({key}) · {count} → {shapes}" if shapes else f"{block.name} ({key}) · {count}"
+
+
+def framed_svg(y, *, numbered=None, fit=None, **options) -> tuple[str, dict]:
+    """The drawing as SVG text for a frame of the stepper, laid out to show most of it in ``fit``
+    ``(width, height)`` inches, and where it is: ``{"size": (width, height), "box": (left, top, width,
+    height), "direction": ...}`` of the figure and of the highlighted box, in inches from the top left."""
+    defaults = dict(labels=None, highlight=None, states=None, grads=None, check=None, max_nodes=60)
+    defaults.update(direction="auto", constants=False, show_data=True, title=None)
+    anchor: dict = {}
+    svg = _plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered, fit=fit, anchor=anchor)
+    return svg, anchor
+
+
+def _reserved(box, shown: dict):
+    """A stepper's box keeps a line for the Δ (or grad) that has not arrived yet, and the room its widest
+    value would take, so that boxes keep their size from frame to frame."""
+    node, (head, lines) = box["node"], box["text"]
+    if node not in shown:
+        lines = [*lines, ""]
+    if is_lazy(box["data"]):  # described by its shape and chunks, the same for its Δ
+        return (head, lines), box_size((head, [*lines, box["text"][1][-1]]))
+    widest = box_size(box_text({**box, "state": "done"}, {node: _widest(np.shape(box["data"]))}, True))
+    return (head, lines), (max(box["size"][0], widest[0]), widest[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _widest(shape: tuple):
+    """A value of ``shape`` as wide as any when written in a box (distinct numbers of six digits, negative
+    and with an exponent)."""
+    size = math.prod(shape)
+    return np.linspace(-1.23457e-05, -9.87654e-05, size).reshape(shape) if size else np.zeros(shape)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import traitlets
 
 from ..core.tracked import Tracked
 from ..core.walk import steps_for
-from ._frame_html import check_report, frame_html, frame_text
+from ._frame_html import PANEL_CHARS, check_report, frame_html, frame_text, panel_lines
 from ._frames import Frames
 from ._i18n import _
 from ._static import static_html
@@ -21,16 +21,40 @@ from ._tape import label_map
 __all__ = ["BackpropStepper"]
 
 _STYLE = """<style>
+:is(.tl-stepper, .tl-static-stepper) { --tl-zoom: 1.3; }
+:is(.tl-stepper, .tl-static-stepper).tl-zoom-2 { --tl-zoom: 1.6; }
+:is(.tl-stepper, .tl-static-stepper).tl-zoom-3 { --tl-zoom: 2; }
 :is(.tl-stepper, .tl-static-stepper), :is(.tl-stepper, .tl-static-stepper) .tl-frame {
   font-family: var(--jp-content-font-family, sans-serif); }
-:is(.tl-stepper, .tl-static-stepper) .tl-frame-body { display: flex; flex-direction: column; gap: 8px;
-  align-items: stretch; }
-:is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { overflow-x: auto; }
+/* the text panel (of a fixed width) beside the drawing's window; under it where the output is narrow */
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-body { display: flex; flex-flow: row wrap; gap: 8px;
+  align-items: flex-start; }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-text { margin: 0; padding: 6px 8px; font-size: 13px; line-height: 1.45;
-  background: var(--jp-layout-color2, var(--color-background-secondary, #f5f5f5));
-  color: var(--jp-content-font-color1, var(--color-foreground-primary, #111));
-  border-radius: 4px; white-space: pre-wrap; }
-:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00) !important; }
+  background: var(--jp-layout-color2, var(--color-background-secondary, light-dark(#f5f5f5, #1e2227)));
+  color: var(--jp-content-font-color1, var(--color-foreground-primary, light-dark(#111, #e6edf3)));
+  border-radius: 4px; white-space: pre-wrap; word-break: normal; overflow-wrap: anywhere; box-sizing: border-box;
+  flex: 0 0 auto; width: min(100%, calc({chars}ch + 18px)); }
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { flex: 1 1 320px; min-width: 0; }
+/* the drawing at its size times --tl-zoom, in a window that keeps the current node's box at its centre */
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-view { position: relative; overflow: hidden;
+  height: var(--tl-view-h); border-radius: 4px; }
+:is(.tl-stepper, .tl-static-stepper) .tl-frame-view > img.tl-picture { position: absolute;
+  max-width: none !important; min-width: 0 !important;
+  width: calc(var(--w) * var(--tl-zoom)) !important; height: calc(var(--h) * var(--tl-zoom)) !important;
+  left: min(0px, max(calc(100% - var(--w) * var(--tl-zoom)), calc(50% - var(--x) * var(--tl-zoom))));
+  top: min(0px, max(calc(100% - var(--h) * var(--tl-zoom)), calc(50% - var(--y) * var(--tl-zoom)))); }
+/* the frames take the output's whole width (ipywidgets' HTML and Stack shrink to their content) */
+.tl-stepper .tl-frames, .tl-stepper .tl-frames > .widget-html, .tl-stepper .tl-frames .widget-html-content {
+  width: 100%; }
+/* the controls stay in sight above a stepper taller than the page, and wrap in a narrow one */
+.tl-stepper .tl-controls { position: sticky; top: 0; z-index: 3; flex-wrap: wrap; gap: 2px 4px;
+  background: var(--jp-layout-color0, var(--color-background-primary, #fff)); }
+.tl-stepper .tl-controls .widget-button, .tl-stepper .tl-controls .jupyter-button { width: auto;
+  min-width: 2.6em; padding: 0 10px; }
+.tl-stepper .tl-controls .widget-slider { width: 250px; flex: 0 0 250px; }
+.tl-stepper .tl-controls .widget-toggle-buttons .widget-toggle-button { width: auto; padding: 0 8px; }
+:is(.tl-stepper, .tl-static-stepper) .tl-message { color: var(--jp-warn-color0, #a15c00) !important;
+  line-height: 1.4; }
 :is(.tl-stepper, .tl-static-stepper) .tl-static-note { display: none; font-size: 12px;
   color: var(--jp-ui-font-color2, var(--color-foreground-secondary, #555)); }
 /* a page rendered by the html-manager (nbconvert, the docs) has no kernel: its buttons could not answer */
@@ -40,6 +64,7 @@ _STYLE = """<style>
 <div class="tl-static-note">{note}</div>"""
 
 
+_STYLE = _STYLE.replace("{chars}", str(PANEL_CHARS))
 _STYLE_ONLY = _STYLE[: _STYLE.index("</style>") + len("</style>")]
 _LIVE = itertools.count(1)  # steppers made by this process, for the class that ties a widget to its HTML copy
 
@@ -51,9 +76,14 @@ class BackpropStepper(widgets.VBox):
     Each frame draws the tape with the current node highlighted and finished and pending nodes told
     apart, and says what sensitivity arrived (the contributions added up when a value is used more
     than once), what the pullback sent to each argument (the chain-rule product written out for
-    scalars) and the leaves' grads so far. Use the buttons (next, previous, reset), the play button
-    with its speed, or the slider (its arrow keys step too); code and tests use ``.index``,
-    ``.steps`` (plain data) and ``.text``.
+    scalars) and the leaves' grads so far. Use the buttons (next, previous, over block, reset), the play
+    button with its speed, or the slider (its arrow keys step too); code and tests use ``.index``,
+    ``.steps`` (plain data) and ``.text``. A node recorded in a block (``tl.scope``) says so in its
+    frame, and ``step_over()`` (*over block*) goes past the rest of the block at once.
+
+    The frame's text panel keeps its width and height, and the drawing sits beside it in a window of a
+    fixed size placed on the current node's box, shown at 1.3 times its size (the zoom makes it larger),
+    so nothing moves from frame to frame and the current node stays in sight under the controls.
 
     A walk of at most ``static_frames`` steps has all its frames drawn up front and switched in the
     browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
@@ -98,18 +128,35 @@ class BackpropStepper(widgets.VBox):
         self._drawn: set[int] = set()
         self._interval = interval
         count = len(self._frames)
-        # every frame's text panel as tall as the tallest, so the drawing under it never moves
-        self._lines = max(self._text(i).count("\n") + 1 for i in range(count))
+        # every frame's text panel as tall as the tallest (its lines wrapped at its width), so nothing moves
+        self._lines = max(panel_lines(self._text(i)) for i in range(count))
         last = count - 1
 
         self.previous_button = widgets.Button(description=_("◀ previous"), tooltip=_("previous step"), disabled=True)
         self.next_button = widgets.Button(description=_("next ▶"), tooltip=_("next step"), disabled=count == 1)
+        self.over_button = widgets.Button(
+            description=_("over block ⤼"),
+            tooltip=_("skip the rest of the current block (tl.scope)"),
+            disabled=self._frames.over(0) is None,
+        )
         self.reset_button = widgets.Button(description=_("⟲ reset"), tooltip=_("back to the first step"))
-        for button in (self.previous_button, self.next_button, self.reset_button):
+        self.zoom = widgets.ToggleButtons(
+            options=[("A", 1), ("A+", 2), ("A++", 3)],
+            value=1,
+            tooltips=[_("the drawing's text at its size"), _("the drawing larger"), _("the drawing larger still")],
+        )
+        self.zoom.observe(self._zoom, names="value")
+        for button in (self.previous_button, self.next_button, self.over_button, self.reset_button, self.zoom):
             button.add_class("tl-needs-kernel")
         self.play = widgets.Play(value=0, min=0, max=last, step=1, interval=interval, description=_("play"))
         self.speed = widgets.IntSlider(
-            value=interval, min=100, max=3000, step=100, description=_("ms/step"), continuous_update=True
+            value=interval,
+            min=100,
+            max=3000,
+            step=100,
+            description=_("ms/step"),
+            continuous_update=True,
+            style={"description_width": "initial"},
         )
         self.slider = widgets.IntSlider(
             value=0, min=0, max=last, description=_("step"), readout=False, continuous_update=True
@@ -118,6 +165,7 @@ class BackpropStepper(widgets.VBox):
         self.slider.add_class("tl-step-slider")
         self.frame_views = [widgets.HTML() for _ in range(count)]
         self.stack = widgets.Stack(self.frame_views, selected_index=0)
+        self.stack.add_class("tl-frames")
         # Linked in the browser, so that the slider and play step through the frames without a kernel.
         self.links = [
             widgets.jslink((self.play, "value"), (self.slider, "value")),
@@ -128,6 +176,7 @@ class BackpropStepper(widgets.VBox):
 
         self.previous_button.on_click(lambda _: self.previous())
         self.next_button.on_click(lambda _: self.next())
+        self.over_button.on_click(lambda _: self.step_over())
         self.reset_button.on_click(lambda _: self.reset())
         self.observe(self._show, names="index")
 
@@ -158,7 +207,18 @@ class BackpropStepper(widgets.VBox):
         self.message = widgets.HTML("".join(f'<div class="tl-message">{html.escape(n)}</div>' for n in notes))
         for i in range(count if count <= static_frames else 1):
             self._draw(i)
-        controls = widgets.HBox([self.previous_button, self.next_button, self.reset_button, self.play, self.speed])
+        controls = widgets.HBox(
+            [
+                self.previous_button,
+                self.next_button,
+                self.over_button,
+                self.reset_button,
+                self.play,
+                self.speed,
+                self.zoom,
+            ]
+        )
+        controls.add_class("tl-controls")
         note = _("No kernel here: the slider (its arrow keys too) and play step through the frames.")
         self.style_view = widgets.HTML(_STYLE.replace("{note}", html.escape(note)))
         super().__init__([self.style_view, controls, self.slider, self.message, self.stack])
@@ -209,6 +269,14 @@ class BackpropStepper(widgets.VBox):
         """Show the previous step (nothing before the first)."""
         self.index = max(self.index - 1, 0)
 
+    def step_over(self) -> None:
+        """Show the step after the last one of the block (``tl.scope``) that the current step's node was
+        recorded in: the rest of the block stepped over at once, with the leaves the walk reaches in
+        between (to the last step when the block goes on to the end; nothing outside every block)."""
+        after = self._frames.over(self.index)
+        if after is not None:
+            self.index = after
+
     def reset(self) -> None:
         """Stop playing and go back to the first step."""
         self.play.playing = False
@@ -229,6 +297,11 @@ class BackpropStepper(widgets.VBox):
         self.stack.selected_index = i
         self.previous_button.disabled = i == 0
         self.next_button.disabled = i == len(self) - 1
+        self.over_button.disabled = self._frames.over(i) is None
+
+    def _zoom(self, change) -> None:
+        for level in (2, 3):
+            (self.add_class if change["new"] == level else self.remove_class)(f"tl-zoom-{level}")
 
     def _draw(self, i: int) -> None:
         if i in self._drawn or self._frames is None:
@@ -293,6 +366,7 @@ class BackpropStepper(widgets.VBox):
             truncated=self.truncated,
             extra=_STYLE_ONLY + self.message.value,
             live=self._live,
+            over=[self._frames.over(i) for i in range(last + 1)],
         )
 
     def close(self) -> None:
@@ -309,7 +383,7 @@ class BackpropStepper(widgets.VBox):
             self.play.playing = False
             for link in self.links:
                 link.close()
-            for button in (self.previous_button, self.next_button, self.reset_button):
+            for button in (self.previous_button, self.next_button, self.over_button, self.reset_button):
                 button._click_handlers.callbacks.clear()
             widgets_made = [
                 *self.frame_views,
@@ -321,7 +395,9 @@ class BackpropStepper(widgets.VBox):
                 self.speed,
                 self.previous_button,
                 self.next_button,
+                self.over_button,
                 self.reset_button,
+                self.zoom,
                 *self.children,
                 self,
             ]
