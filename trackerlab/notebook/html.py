@@ -11,7 +11,9 @@ from html import escape
 
 from ..backends.arrays import device_of
 from ..core.tracked import Tracked, istracked
+from ..presentation.numbering import names as forward_names
 from ..presentation.numbering import numbering
+from ..presentation.text import call_text
 from ._i18n import _, ngettext
 from ._inline import MONO, styled
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
@@ -146,6 +148,7 @@ class _Tree:
         self.max_nodes = max_nodes
         self.max_depth = max_depth
         self.index, self.uses, self.below = numbering(root)
+        self.named = forward_names(self.index, names)  # the drawing's and the stepper's names
 
     def html(self) -> str:
         root = self.root
@@ -261,18 +264,10 @@ class _Tree:
 
     def _line(self, node: Tracked, ref: bool = False) -> str:
         key = f"n{self.index[node]}"
-        name = self.names.get(node)
-        parts = [f'<span class="tl-key">{key}</span>']
-        if name:
-            parts.append(f'<span class="tl-name">{escape(name)}</span> =')
+        parts = [f'<span class="tl-key">{key}</span>', f'<span class="tl-name">{escape(self.named[node])}</span> =']
         css = "tl-leaf" if node.isleaf else "tl-op"
-        op = escape(node.f.name)
-        if not node.isleaf:
-            settings = node.f.args[len(operands(node)) :]
-            extra = [short(s, 3) for s in settings] + [f"{k}={short(v, 3)}" for k, v in node.f.kwargs.items()]
-            if extra:
-                op += f'<span class="tl-dim">({escape(", ".join(extra))})</span>'
-        parts.append(f'<span class="{css}">{op}</span>')
+        op = "param" if node.isleaf else call_text(node, self.named.__getitem__, limit=60)
+        parts.append(f'<span class="{css}">{escape(op)}</span>')
         for position in changed(node):
             text = _("⚠ argument {n} changed since").format(n=position + 1)
             parts.append(f'<span class="tl-warn">{escape(text)}</span>')
