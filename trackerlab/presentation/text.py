@@ -320,6 +320,7 @@ _INFIX = {
     "floor_divide": "//",
 }
 _PREFIX = {"negative": "-", "positive": "+"}
+_SEQUENCE = frozenset({"stack", "concatenate", "hstack", "vstack", "dstack", "column_stack"})  # take a list
 
 # The settings of the convolution family as PyTorch takes them, with their defaults (shown only when they
 # differ). The operation records one value per spatial axis (``stride=(1, 1)``, ``padding=((1, 1), (1, 1))``);
@@ -364,6 +365,9 @@ def call_text(node, name, limit: int | None = None) -> str:
         text = f"{_PREFIX[op]}{_operand(args[0], operands[0], left=False)}"
     elif op == "transpose" and len(operands) == 1 and not kwargs and settings in ((), (None,)):
         text = f"{operands[0]}.T"
+    elif op in _SEQUENCE and arity is None:
+        parts = [f"[{', '.join(operands)}]"] + [f"{k}={_setting_text(v)}" for k, v in kwargs.items()]
+        text = f"{op}({', '.join(parts)})"
     else:
         parts = operands + [_setting_text(s) for s in settings] + [f"{k}={_setting_text(v)}" for k, v in kwargs.items()]
         text = f"{op}({', '.join(parts)})"
@@ -484,6 +488,10 @@ def _shown_kwargs(op: str, func, kwargs: dict) -> dict:
         if key in defaults and _same(defaults[key], value):
             continue
         shown[key] = value
+    if shown.get("keepdims") is False:
+        del shown["keepdims"]  # NumPy's default everywhere
+    if op in _SEQUENCE and shown.get("axis") == 0 and type(shown["axis"]) is int:
+        del shown["axis"]
     if op in ("maxpool", "meanpool") and "stride" in shown and _same(shown.get("kernel"), shown["stride"]):
         del shown["stride"]  # PyTorch's default stride is the kernel
     return shown
