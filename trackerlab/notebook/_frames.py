@@ -40,7 +40,7 @@ class Frames:
         self.numbered = None
         self._users = None
         self.names = dict(names)
-        if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
+        if root is not None:  # everyone else in the order made: matmul#3 is the third matmul made
             self.numbered = numbering(root)
             self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
