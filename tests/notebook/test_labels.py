@@ -68,6 +68,7 @@ def test_settings_read_as_they_are_given(x):
     assert written(np.sum(x, axis=0), x=x) == "sum(x, axis=0)"
     assert written(x.mean(), x=x) == "mean(x)"  # the defaults recorded (axis=None, keepdims=False) left out
     assert written(x.max(axis=1), x=x) == "max(x, axis=1)"
+    assert written(x.max(), x=x) == "max(x)"
     assert written(x.sum(axis=0, keepdims=True), x=x) == "sum(x, axis=0, keepdims=True)"
     assert written(x.reshape(2, 6), x=x) == "reshape(x, (2, 6))"
     assert written(tl.transpose(x, (1, 0)), x=x) == "transpose(x, (1, 0))"

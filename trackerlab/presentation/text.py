@@ -490,6 +490,8 @@ def _shown_kwargs(op: str, func, kwargs: dict) -> dict:
         shown[key] = value
     if shown.get("keepdims") is False:
         del shown["keepdims"]  # NumPy's default everywhere
+    if "axis" in shown and shown["axis"] is None and getattr(func, "family", None) == "reductions":
+        del shown["axis"]  # a reduction over every axis, NumPy's default
     if op in _SEQUENCE and shown.get("axis") == 0 and type(shown["axis"]) is int:
         del shown["axis"]
     if op in ("maxpool", "meanpool") and "stride" in shown and _same(shown.get("kernel"), shown["stride"]):
