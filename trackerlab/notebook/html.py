@@ -139,16 +139,16 @@ def _panels(root: Tracked) -> str:
 class _Tree:
     """The tape as nested ``<details>``, built without recursion; counts are filled in at the end.
 
-    Nodes are named ``n0``, ``n1``, … as in ``to_networkx``, so the two can be read side by side.
+    Nodes are keyed ``n0``, ``n1``, … as in ``to_networkx``, and named as the drawing and the stepper name
+    them (``matmul#1``, ``x1``, or the user's label), each line the call as written (``b1[:, None]``).
     """
 
     def __init__(self, root: Tracked, names: dict, max_nodes: int, max_depth: int):
         self.root = root
-        self.names = names
         self.max_nodes = max_nodes
         self.max_depth = max_depth
         self.index, self.uses, self.below = numbering(root)
-        self.named = forward_names(self.index, names)  # the drawing's and the stepper's names
+        self.named = forward_names(self.index, names)  # the user's labels, else the drawing's and the stepper's names
 
     def html(self) -> str:
         root = self.root
