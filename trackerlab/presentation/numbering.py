@@ -69,11 +69,11 @@ def names(index: dict, labels: dict) -> dict:
         if node.isleaf:
             op = "x"
         else:
-            func = node.f.func
+            func = node.func  # the node holds its call's fields
             try:
                 op = op_names[func]
             except (KeyError, TypeError):
-                op = node.f.name
+                op = node.op
                 if getattr(func, "__hash__", None) is not None:
                     op_names[func] = op
         counts[op] = counts.get(op, 0) + 1
