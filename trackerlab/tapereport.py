@@ -20,16 +20,18 @@ _LISTED = 40  # a report with more entries lists only those that are not ok
 class TapeCheckEntry:
     """One checked argument of one recorded operation (plain data).
 
-    ``node`` is the ``Tracked`` node, ``number`` its operation's number in the report (1 for the first
-    recorded), ``op`` the operation's name, ``argument`` the position of the argument in the call (from
-    0; ``None`` when the whole operation was skipped), ``reverse`` the rule's ``⟨ū, J v⟩`` (the
-    pullback of a random cotangent ``ū``, dotted with a random direction ``v``), ``numeric`` the
-    central finite difference of ``⟨ū, f(x + εv)⟩``, ``error`` their relative difference, ``status``
-    one of ``"ok"``, ``"wrong"``, ``"undetermined"`` or ``"skipped"``, and ``note`` says why when it is
-    not ``"ok"``.
+    ``node`` is the ``Tracked`` node, ``number`` its number on the tape, counted as the drawings, the HTML
+    repr and the stepper count (6 for the value they call ``n6``: the values in the order they were made,
+    parameters included), ``name`` the name they give it (``swish#1``), ``call`` the operation as the user
+    wrote it (``x2[:, None]``, ``matmul#1 + x3``), ``op`` the operation's name, ``argument`` the position of
+    the argument in the call (from 0; ``None`` when the whole operation was skipped), ``reverse`` the rule's
+    ``⟨ū, J v⟩`` (the pullback of a random cotangent ``ū``, dotted with a random direction ``v``),
+    ``numeric`` the central finite difference of ``⟨ū, f(x + εv)⟩``, ``error`` their relative difference,
+    ``status`` one of ``"ok"``, ``"wrong"``, ``"undetermined"`` or ``"skipped"``, and ``note`` says why when
+    it is not ``"ok"``.
     """
 
-    __slots__ = ("argument", "error", "node", "note", "number", "numeric", "op", "reverse", "status")
+    __slots__ = ("argument", "call", "error", "name", "node", "note", "number", "numeric", "op", "reverse", "status")
 
     def __init__(self, node, number, op, argument, reverse, numeric, error, status, note=""):
         self.node: Tracked = node
@@ -41,6 +43,8 @@ class TapeCheckEntry:
         self.error: float | None = error
         self.status: str = status
         self.note: str = note
+        self.name: str = f"n{number}"
+        self.call: str = op
 
     @property
     def ok(self) -> bool:
@@ -55,7 +59,7 @@ class TapeCheckEntry:
     def __repr__(self) -> str:
         argument = "" if self.argument is None else f", argument={self.argument}"
         numbers = "" if self.error is None else f", reverse {_number(self.reverse)}, numeric {_number(self.numeric)}"
-        return f"TapeCheckEntry(#{self.number} {self.op}{argument}: {self.status}{numbers})"
+        return f"TapeCheckEntry(n{self.number} {self.name}{argument}: {self.status}{numbers})"
 
 
 class TapeCheck:
@@ -203,7 +207,7 @@ def _settings(report: TapeCheck) -> str:
 
 
 def _header() -> tuple:
-    return (_("op"), _("operation"), _("arg"), _("reverse mode"), _("finite diff."), _("rel. error"), _("verdict"))
+    return (_("node"), _("operation"), _("arg"), _("reverse mode"), _("finite diff."), _("rel. error"), _("verdict"))
 
 
 def _more(count: int) -> str:
@@ -247,4 +251,4 @@ def _row(e: TapeCheckEntry, rtol: float) -> tuple:
     verdict = {OK: _("ok"), WRONG: _("✗ WRONG"), UNDETERMINED: _("? undetermined"), SKIPPED: _("– skipped")}[e.status]
     argument = "" if e.argument is None else str(e.argument + 1)  # prose counts arguments from 1
     error = _error(e, rtol)
-    return (f"#{e.number}", e.op, argument, _number(e.reverse), _number(e.numeric), error, verdict)
+    return (f"n{e.number} {e.name}", e.call, argument, _number(e.reverse), _number(e.numeric), error, verdict)

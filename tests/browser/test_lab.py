@@ -53,7 +53,7 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
     stepper.wait_for()
     page.wait_for_timeout(1000)  # past the moment the copy would appear (see _static.py)
     assert page.evaluate("() => [window.tlCopyFrames, window.tlCopySeen]")[1] == 0  # never seen, not a flash
-    assert frame_text(page).splitlines()[:2] == ["step 1 of 4: y = add(c, a)", "Δ arrived: 1.0  (the seed)"]
+    assert frame_text(page).splitlines()[:2] == ["step 1 of 4: y = c + a", "Δ arrived: 1.0  (the seed)"]
     assert stepper.locator(".tl-frame-drawing img.tl-picture:visible").count() == 1
 
     next_button = stepper.get_by_role("button", name="next ▶")
@@ -67,7 +67,7 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
         "e.textContent.startsWith('step 2 of 4'))"
     )
     lines = frame_text(page).splitlines()
-    assert lines[0] == "step 2 of 4: c = multiply(a, b)"
+    assert lines[0] == "step 2 of 4: c = a * b"
     assert "  → a: Δ·b = 1.0 × 3.0 = 3.0  (a now holds 1.0 + 3.0 = 4.0)" in lines
     assert "  → b: Δ·a = 1.0 × 2.0 = 2.0" in lines
     stepper.scroll_into_view_if_needed()
@@ -131,7 +131,7 @@ def test_a_track_cell_draws_its_tape_in_jupyterlab(page, lab, screenshots):
     stepper = cells.nth(4).locator(".tl-stepper")
     stepper.wait_for()
     lines = stepper.locator(".tl-frame-text:visible").inner_text().splitlines()
-    assert lines[0] == "step 1 of 2: v = multiply(u, u)"
+    assert lines[0] == "step 1 of 2: v = u * u"
     assert lines[3:5] == ["  → u: Δ·u = 1.0 × 3.0 = 3.0", "  → u: Δ·u = 1.0 × 3.0 = 3.0  (u now holds 3.0 + 3.0 = 6.0)"]
     stepper.get_by_role("button", name="next ▶").click()
     page.wait_for_function(

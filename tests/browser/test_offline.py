@@ -71,13 +71,13 @@ def test_the_export_steps_offline(page, exported, screenshots):
     page.goto(exported.as_uri())
     stepper = page.locator(".tl-static-stepper")
     stepper.wait_for()
-    assert frame_text(page).splitlines()[0] == "step 1 of 4: y = add(c, a)"
+    assert frame_text(page).splitlines()[0] == "step 1 of 4: y = c + a"
     drawing = stepper.locator(".tl-frame-drawing img.tl-picture")
     assert drawing.count() == 1 and drawing.evaluate("i => i.complete && i.naturalWidth") > 0
     page.screenshot(path=str(screenshots / "offline-export-step1.png"), full_page=True)
 
     stepper.get_by_role("button", name="next step").click()
-    assert frame_text(page).splitlines()[0] == "step 2 of 4: c = multiply(a, b)"
+    assert frame_text(page).splitlines()[0] == "step 2 of 4: c = a * b"
     assert "  → a: Δ·b = 1.0 × 3.0 = 3.0  (a now holds 1.0 + 3.0 = 4.0)" in frame_text(page).splitlines()
     stepper.get_by_role("button", name="next step").click()
     assert frame_text(page).splitlines()[1] == "Δ arrived: 1.0 + 3.0 = 4.0  (used 2 times: from y, c)"
@@ -125,7 +125,7 @@ def test_a_page_without_scripts_shows_the_first_and_last_frames(browser, exporte
         page.locator(".tl-static-stepper").wait_for()  # it appears a moment late (see _static.py), then stays
         texts = page.locator(".tl-static-stepper .tl-frame-text")
         assert texts.count() == 2
-        assert texts.nth(0).inner_text().startswith("step 1 of 4: y = add(c, a)")
+        assert texts.nth(0).inner_text().startswith("step 1 of 4: y = c + a")
         assert texts.nth(1).inner_text().startswith("step 4 of 4: b (a leaf)")
         labels = page.locator(".tl-static-stepper .tl-static-label")
         assert [labels.nth(i).inner_text() for i in range(labels.count())] == ["first step", "last step"]

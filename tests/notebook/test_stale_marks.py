@@ -28,13 +28,13 @@ def test_the_displays_mark_the_call_whose_argument_changed():
     page = html_repr(loss, max_depth=20)
     assert "stale: an argument changed after it was used (tl.update_ or x.data = …); back_ refuses this tape" in page
     assert page.count("⚠ argument 1 changed since") == 1  # on matmul's line, not on b's add
-    line = re.search(r'<span id="[^"]*n1">.*?</span></span>', page).group(0)
+    line = re.search(r'<span id="[^"]*n2">.*?</span></span>', page).group(0)  # W, b, then W @ x: the third made
     assert "matmul" in line
     svg = tl.tape_svg(loss, labels={W: "W", b: "b"})
     assert svg.count(">⚠ argument 1 changed since<") == 1
     graph = tl.to_networkx(loss)
-    assert {k: d["changed"] for k, d in graph.nodes(data=True) if d["changed"]} == {"n1": (0,)}
-    assert graph.nodes["n1"]["op"] == "matmul"
+    assert {k: d["changed"] for k, d in graph.nodes(data=True) if d["changed"]} == {"n2": (0,)}
+    assert graph.nodes["n2"]["op"] == "matmul"
 
 
 def test_x_data_set_marks_every_use_and_a_fresh_tape_is_not_marked():

@@ -28,10 +28,10 @@ def test_an_infinite_gradient_is_counted_in_the_drawing_and_the_html_tape():
     grad = tl.grad(x)
     assert np.isposinf(grad).sum() == 1 and np.isfinite(grad).sum() == 19
     svg = tl.tape_svg(y, labels={x: "x"})
-    assert re.findall(r"grad [^<]*", svg) == ["grad -1 … 1, 1 inf"]
-    assert "∇ -1 … 1, 1 inf" in html_repr(y)
+    assert re.findall(r"grad [^<]*", svg) == ["grad min -1 … max 1, 1 inf"]
+    assert "∇ min -1 … max 1, 1 inf" in html_repr(y)
     # the data of log(x - 1): one nan, one -inf, the rest finite
-    assert "data 0 … 2.89037, 1 nan, 1 -inf" in svg
+    assert "data min 0 … max 2.89037, 1 nan, 1 -inf" in svg
 
 
 def test_the_stepper_text_counts_them_too():
@@ -41,20 +41,20 @@ def test_the_stepper_text_counts_them_too():
         stepper = tl.BackpropStepper(y, labels={x: "x"})
     with stepper:
         stepper.index = len(stepper) - 1
-        assert stepper.text.endswith("grads so far: x = 20 array, -1.0 … 1.0, 1 inf")
+        assert stepper.text.endswith("grads so far: x = 20 array, min -1.0 … max 1.0, 1 inf")
 
 
 def test_summaries_of_arrays_with_nan_and_inf():
     a = np.arange(20.0)
     a[[3, 4]], a[5], a[6] = np.nan, np.inf, -np.inf
-    assert summary(a) == "20 array, 0.0 … 19.0, 2 nan, 1 inf, 1 -inf"
-    assert summary(a, compact=True) == "0 … 19, 2 nan, 1 inf, 1 -inf"
+    assert summary(a) == "20 array, min 0.0 … max 19.0, 2 nan, 1 inf, 1 -inf"
+    assert summary(a, compact=True) == "min 0 … max 19, 2 nan, 1 inf, 1 -inf"
     assert summary(np.full((2, 5), np.nan)) == "all nan/inf: 10 nan (2×5)"
     assert summary(np.array([np.nan] * 3 + [-np.inf] * 4), compact=True) == "all nan/inf"
-    assert summary(np.arange(20.0)) == "20 array, 0.0 … 19.0"  # nothing added when every value is finite
-    assert summary(np.arange(20), compact=True) == "0 … 19"
+    assert summary(np.arange(20.0)) == "20 array, min 0.0 … max 19.0"  # nothing added when every value is finite
+    assert summary(np.arange(20), compact=True) == "min 0 … max 19"
     b = np.float32([1, 2, np.nan, 4, 5, 6, 7])
-    assert summary(b, compact=True) == "1 … 7, 1 nan"
+    assert summary(b, compact=True) == "min 1 … max 7, 1 nan"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -94,9 +94,9 @@ def test_a_complex_array_reads_as_the_engine_holds_it():
 def test_large_complex_arrays_are_summarised_by_their_moduli():
     a = np.array([1 + 2j, 3 - 1j, -4 + 0j, 0.5j] * 5)
     moduli = np.abs(a)
-    assert summary(a) == f"20 array, |x| {number(moduli.min())} … {number(moduli.max())}"
-    assert summary(a) == "20 array, |x| 0.5 … 4.0"
-    assert summary(a, compact=True) == "|x| 0.5 … 4"
+    assert summary(a) == f"20 array, min |x| {number(moduli.min())} … max {number(moduli.max())}"
+    assert summary(a) == "20 array, min |x| 0.5 … max 4.0"
+    assert summary(a, compact=True) == "min |x| 0.5 … max 4"
 
 
 def test_complex_numbers_keep_both_parts_and_their_signs():

@@ -14,7 +14,8 @@ from ..core.tracked import Tracked, _TrackedValue, data
 from ..core.validation import check_constants, check_fresh
 from ..ops.custom import _CUSTOM_RULES, _rule_key
 from ..ops.registry import Op
-from ..presentation.numbering import numbering
+from ..presentation.numbering import names, numbering
+from ..presentation.text import call_text
 from ..rules._util import UndefinedGradient
 from ..rules.utility import hook, nobacksies
 from ..tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
@@ -22,6 +23,7 @@ from .grads import _float64, _inner, _random_like
 
 __all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
 
+_CALL = 40  # characters of an operation written as the user wrote it, in the report
 _ROUNDOFF = 16 * 2.0**-52  # a few units of float64 roundoff, for the noise of a difference of two sums
 
 _KINK = (
@@ -72,8 +74,8 @@ def check_tape(y: Any, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1
     rng = np.random.default_rng(seed)
     entries = []
     leaves = 0
-    number = 0
-    nodes = numbering(node)[0]  # forward order, as the displays number the tape
+    nodes = numbering(node)[0]  # the order the values were made in, as the displays number the tape
+    named = names(nodes, {})  # and the names they give: the report's n6 swish#1 is the drawing's
     for n in nodes:  # arguments or constants changed since: the rules would be checked at values never used,
         if not n.isleaf:  # and back_ refuses the tape, so check_tape does too
             check_fresh(n)
@@ -84,8 +86,11 @@ def check_tape(y: Any, *, eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1
             if n.isleaf:
                 leaves += 1
                 continue
-            number += 1
-            entries += _check_node(n, number, rng, float(eps), float(rtol), float(atol))
+            checked = _check_node(n, nodes[n], rng, float(eps), float(rtol), float(atol))
+            call = call_text(n, named.__getitem__, limit=_CALL)
+            for entry in checked:
+                entry.name, entry.call = named[n], call
+            entries += checked
     return TapeCheck(entries, leaves, eps=eps, rtol=rtol, atol=atol, seed=seed)
 
 

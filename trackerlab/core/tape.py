@@ -8,6 +8,7 @@ plain values the tape keeps, in ``core/plain.py``."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from ..backends.arrays import NDARRAY, REAL_SCALARS
@@ -45,6 +46,12 @@ def _grad_given(grad) -> None:
     global _GRADS_GIVEN
     if grad is not None:
         _GRADS_GIVEN = True
+
+
+# The order values were made in. Every node takes the next serial when it is made (``_new``, ``_leaf``,
+# ``Tracked.__init__``): the displays and ``check_tape`` number a tape by it, so the parameter made first
+# is ``n0``. An operand is always made before the call that uses it, so this order is also topological.
+_SERIAL = itertools.count()  # next(_SERIAL): a builtin call, the cheapest a counter costs per node
 
 
 def _next_epoch() -> int:
@@ -145,6 +152,7 @@ def _leaf(value, grad) -> Tracked:
     node.ref = 0
     node.data = value
     node.guard = None
+    node.serial = next(_SERIAL)
     return node
 
 
@@ -159,6 +167,8 @@ class Tracked:
     with ``ref == 1`` has one use), and ``.data`` is the plain value. ``.guard`` is ``None``, except on a
     node that keeps a large writeable NumPy array of the caller's as a constant argument: then it holds a
     fingerprint of that array, which the walk compares before any pullback runs (``core.guard._guarded``).
+    ``.serial`` is the order the node was made in (larger than every node made before it), by which the
+    displays number a tape.
     The walk never writes to a node; ``back_`` only accumulates leaves' ``.grad``.
     """
 
@@ -175,6 +185,7 @@ class Tracked:
         "kwargs",
         "ref",
         "scope",  # the names of the ``tl.scope`` blocks it was recorded in, outermost first; unset outside them
+        "serial",  # the order it was made in: a number larger than that of every node made before it
     )
 
     def __init__(self, f: Call, data, grad=None, isleaf: bool = False):
@@ -190,6 +201,7 @@ class Tracked:
         _grad_given(grad)
         self.ref = 0
         self.data = data
+        self.serial = next(_SERIAL)
         if NOTING.active and f.func is not None:
             NOTING.note(self)
 
@@ -285,6 +297,7 @@ def _new(op, args: tuple, kwargs, out, back=None):
     node._grad = None
     node.ref = 0
     node.data = out
+    node.serial = next(_SERIAL)
     if NOTING.active:
         NOTING.note(node)
     kind = type(out)

@@ -8,10 +8,11 @@ import unicodedata
 from collections import deque
 
 from ..core.tracked import Tracked
-from ..presentation.numbering import numbering
+from ..presentation.numbering import names, numbering
+from ..presentation.text import call_text
 from ._i18n import _
 from ._lazy import is_lazy, lazy_brief, lazy_text
-from ._tape import changed, dtype_text, names, shape_text, short, tape
+from ._tape import changed, dtype_text, shape_text, short, tape
 
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
 
@@ -59,25 +60,20 @@ def boxes_and_edges(
     for entry in entries:
         node = entry.node
         if entry.const:
-            if not constants:
-                continue
-            boxes[entry.key] = _box(entry.key, "const", None, None, entry.value, operands=0)
+            # a number is written into its call's text (``x * 2``); an array keeps a box of its own
+            if constants or not _is_number(entry.value):
+                boxes[entry.key] = _box(entry.key, "const", None, None, entry.value, operands=0)
             continue
         kind = "param" if node.isleaf else "op"
         box = boxes[entry.key] = _box(entry.key, kind, node, named[node], node.data, operands=len(entry.args))
         box["user"] = node in labels
         if not node.isleaf:
-            box["settings"] = entry.settings
-            box["kwargs"] = dict(node.f.kwargs)
+            box["call"] = call_text(node, named.__getitem__, limit=MAX_CHARS - 2)
         for source, position in entry.args:
-            if source.startswith("c") and not constants:
-                box["folded"].append((position, source))
-            elif source.startswith("c") or keep is None or drawn(source):
+            if source.startswith("c") and source not in boxes:
+                continue
+            if source.startswith("c") or keep is None or drawn(source):
                 edges.append((source, entry.key, position))
-    if not constants:  # write each constant operand into its call's box
-        values = {e.key: e.value for e in entries if e.const}
-        for box in boxes.values():
-            box["folded"] = [f"const {p + 1} = {_constant(values[k])}" for p, k in box["folded"]]
     if keep is not None:
         # Every use not drawn is an arrow to or from a box for what is not shown: values computed from ones
         # not shown come from "… N more"; values used by later ones not shown go to "later values".
@@ -104,15 +100,14 @@ def _box(key, kind, node, name, data, operands: int) -> dict:
         "name": name,
         "data": data,
         "operands": operands,
-        "folded": [],
-        "settings": (),
-        "kwargs": {},
+        "call": None,
         "user": False,
     }
 
 
 def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
-    """The box's title and its lines: key, shape and dtype; data; grad or Δ; settings; constants."""
+    """The box's title and its lines: key, shape and dtype; the call as the user wrote it (``= b1[:, None]``);
+    data; grad or Δ."""
     kind = box["kind"]
     if kind == "more":
         if box["key"] == "later":
@@ -122,15 +117,15 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
     data = box["data"]
     if kind == "const":
         shape = shape_text(tuple(getattr(data, "shape", ())))
-        return _("const"), [f"{box['key']} · {shape}", _("data {value}").format(value=short(data, 3))]
+        value = _constant(data) if is_lazy(data) else _("data {value}").format(value=short(data, 3))
+        return _("const"), [f"{box['key']} · {shape}", value]
     node = box["node"]
     op = "param" if node.isleaf else node.f.name
     name = box["name"]
     head = f"{name} = {op}" if box["user"] or node.isleaf else name
     lines = [f"{box['key']} · {shape_text(tuple(getattr(data, 'shape', ())))} {dtype_text(data)}"]
-    extra = [short(s, 3) for s in box["settings"]] + [f"{k}={short(v, 3)}" for k, v in box["kwargs"].items()]
-    if extra:
-        lines.append(f"({', '.join(extra)})")
+    if box["call"] is not None:
+        lines.append(f"= {box['call']}")
     if show_data:
         lines.append(_("data {value}").format(value=_value(data)))
         if shown is None:
@@ -140,7 +135,6 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
             done = box["state"] in ("done", "current")
             word = _("grad {value}") if node.isleaf and done else "Δ {value}"
             lines.append(word.format(value=_value(shown[node])))
-    lines.extend(box["folded"])
     lines.extend(_("⚠ argument {n} changed since").format(n=p + 1) for p in changed(node))
     return _clip(head), [_clip(line) for line in lines]
 
@@ -152,8 +146,13 @@ def _value(x) -> str:
 
 
 def _constant(x) -> str:
-    """A constant written into its call's box: a few numbers, or for a lazy (dask) one its shape and dtype."""
-    return lazy_text(x, chunks=False) if is_lazy(x) else short(x, 3)
+    """A lazy (dask) constant in its box: its shape and dtype, never its values."""
+    return lazy_text(x, chunks=False)
+
+
+def _is_number(x) -> bool:
+    """A constant written as itself into its call's text: a number, not an array."""
+    return not getattr(x, "shape", ()) and not isinstance(x, list | tuple) and not is_lazy(x)
 
 
 def _clip(text: str) -> str:

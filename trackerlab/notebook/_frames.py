@@ -11,16 +11,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core.tracked import Tracked
+from ..presentation.numbering import names as forward_names
 from ..presentation.numbering import numbering
+from ..presentation.text import call_text
 from ._chain import chain
 from ._i18n import _
 from ._lazy import is_lazy
 from ._stepvalues import constant, plain, text
-from ._tape import names as forward_names
 
 __all__ = ["Frames", "Steps"]
 
 TERMS = 8  # terms of a sum, its sources and a call's arguments written out in a frame's text; the rest counted
+CALL = 120  # characters of a call written as the user wrote it, in a frame's text
 LEAVES = 16  # pending values and leaves' grads written out in a frame's text; the rest counted
 
 
@@ -38,7 +40,7 @@ class Frames:
         self.numbered = None
         self._users = None
         self.names = dict(names)
-        if root is not None:  # everyone else by forward order: matmul#3 is the third matmul computed
+        if root is not None:  # everyone else in the order made: matmul#3 is the third matmul made
             self.numbered = numbering(root)
             self.names = forward_names(self.numbered[0], self.labels)
         self.counts: dict[str, int] = {}
@@ -191,7 +193,11 @@ class Frames:
                 step=index + 1, total=f"{total}{more}", node=s["node"]
             )
         else:
-            call = f"{s['op']}({_row(s['args'], str, ', ')})"
+            call = (  # as the user wrote it (b1[:, None], x * 2); a call of many arguments with the rest counted
+                call_text(self.walk[index].node, self.name, limit=CALL)
+                if len(s["args"]) <= TERMS
+                else f"{s['op']}({_row(s['args'], str, ', ')})"
+            )
             head = _("step {step} of {total}: {node} = {call}").format(
                 step=index + 1, total=f"{total}{more}", node=s["node"], call=call
             )

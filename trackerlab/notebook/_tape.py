@@ -9,7 +9,7 @@ from ..ops.registry import Op
 from ..presentation.numbering import numbering
 from ..presentation.text import dtype_text, shape_text, summary
 
-__all__ = ["Entry", "as_node", "changed", "dtype_text", "label_map", "names", "operands", "shape_text", "short", "tape"]
+__all__ = ["Entry", "as_node", "changed", "dtype_text", "label_map", "operands", "shape_text", "short", "tape"]
 
 
 def as_node(y, who: str) -> Tracked:
@@ -39,10 +39,9 @@ def label_map(labels, who: str) -> dict:
 class Entry:
     """One value on the tape as the displays see it: a node, or a constant argument of a call.
 
-    ``key`` is ``"n0"``, ``"n1"``, … for tracked values in forward order (arguments before the calls
-    that use them) and ``"c0"``, ``"c1"``, … for constants, ``node`` the ``Tracked`` node (``None``
-    for a constant), ``value`` the constant itself, and
-    ``args`` the keys of the call's operands with their argument positions.
+    ``key`` is ``"n0"``, ``"n1"``, … for tracked values in the order they were made (``numbering``) and
+    ``"c0"``, ``"c1"``, … for constants, ``node`` the ``Tracked`` node (``None`` for a constant), ``value``
+    the constant itself, and ``args`` the keys of the call's operands with their argument positions.
     """
 
     __slots__ = ("args", "const", "key", "node", "settings", "value")
@@ -84,46 +83,12 @@ def changed(node: Tracked) -> tuple:
     return tuple(i for i in changed_arguments(node) if i < len(operands(node)))
 
 
-def names(index: dict, labels: dict) -> dict:
-    """A name for each node of ``index`` (``numbering``'s order) that a person can follow: the user's
-    label, else ``x1``, ``x2``, … for leaves and ``matmul#1``, ``matmul#2``, … for the calls of
-    each operation, counted in forward order (``matmul#3`` is the third matmul computed).
-
-    The names are distinct, so that the stepper's ``steps`` (keyed by name) keep every value: a name given
-    twice, or given to one value and counted for another (``x2``), is written with the key after its first
-    use (``w (n3)``)."""
-    out: dict = {}
-    counts: dict[str, int] = {}
-    op_names: dict = {}  # an operation's name depends on its function only: looked up once per function
-    given = {name for node, name in labels.items() if node in index}  # the names given to values of this tape
-    used: set = set()
-    for node in index:
-        label = labels.get(node)
-        if node.isleaf:
-            op = "x"
-        else:
-            func = node.f.func
-            try:
-                op = op_names[func]
-            except (KeyError, TypeError):
-                op = node.f.name
-                if getattr(func, "__hash__", None) is not None:
-                    op_names[func] = op
-        counts[op] = counts.get(op, 0) + 1
-        name = label if label is not None else f"x{counts[op]}" if node.isleaf else f"{op}#{counts[op]}"
-        if name in used or (label is None and name in given):
-            name = f"{name} (n{index[node]})"
-        used.add(name)
-        out[node] = name
-    return out
-
-
 def tape(root: Tracked, index: dict | None = None, keep=None) -> list[Entry]:
     """Every value on the tape of ``root`` once, in topological order, without recursion.
 
-    Tracked values are keyed ``n0``, ``n1``, … (``numbering``'s order, no gaps). Operands that are
-    not tracked become constant entries keyed ``c0``, ``c1``, … (one per use); arguments after an
-    operation's operands (the shape of ``reshape``, say) are kept as the call's ``settings``.
+    Tracked values are keyed ``n0``, ``n1``, … (``numbering``'s order: the order they were made, no gaps).
+    Operands that are not tracked become constant entries keyed ``c0``, ``c1``, … (one per use); arguments
+    after an operation's operands (the shape of ``reshape``, say) are kept as the call's ``settings``.
     ``keep`` (a set of nodes) limits the entries to those nodes and their constants.
     """
     if index is None:

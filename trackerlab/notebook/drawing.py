@@ -74,13 +74,13 @@ def plot_tape(
     """Draw the tape of ``y``: one box per value, inputs first, ``y`` last, one arrow per use.
 
     Each box shows the value's name (``labels``, else ``x1``, ``x2``, … for parameters and
-    ``matmul#2`` for the second matmul computed), its key (``n0``, ``n1``, … in forward order, as
-    in ``to_networkx`` and the HTML repr), shape, data and grad. Parameters are green rounded
-    boxes, operations blue square ones. Every recorded use is its own arrow, numbered by argument
-    position where the operation has several (``x * x`` has two arrows, 1 and 2), and routed
-    around the boxes. Constant operands are written in the box of the call that used them
-    (``const 2 = 0.5`` is its second argument), or drawn as grey boxes of their own with
-    ``constants=True``.
+    ``matmul#2`` for the second matmul made), its key (``n0``, ``n1``, … in the order the values were
+    made, as in ``to_networkx``, the HTML repr and ``check_tape``), shape, the call as written
+    (``= b1[:, None]``, ``= h * 2``), data and grad. Parameters are green rounded boxes, operations
+    blue square ones. Every recorded use is its own arrow, numbered by argument position where the
+    operation has several (``x * x`` has two arrows, 1 and 2), and routed around the boxes. A number
+    given as an argument is written into its call (``h * 2``), an array is a grey ``const`` box of its
+    own; ``constants=True`` draws numbers as boxes too.
 
     ``highlight`` marks a node as current; ``states`` maps nodes to ``"done"``, ``"current"``,
     ``"pending"`` or ``"waiting"`` (the stepper colours the walk with it); ``grads`` maps nodes to

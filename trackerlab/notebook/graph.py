@@ -10,8 +10,8 @@ __all__ = ["to_networkx"]
 def to_networkx(y, labels=None):
     """The tape of ``y`` as a ``networkx.DiGraph``.
 
-    Tracked values are keyed ``"n0"``, ``"n1"``, … in forward order (inputs first, ``y`` last, no
-    gaps) and constants ``"c0"``, ``"c1"``, …; the graph lists them in topological order, so the
+    Tracked values are keyed ``"n0"``, ``"n1"``, … in the order they were made (inputs first, ``y``
+    last, no gaps) and constants ``"c0"``, ``"c1"``, …; the graph lists them in topological order, so the
     same computation always gives the same graph. Each node has the attributes ``op`` (``"param"``
     for a leaf, ``"const"`` for an untracked operand), ``shape``, ``dtype``, ``data``, ``grad``
     (``None`` where nothing was accumulated), ``label`` (the name given in ``labels``, else

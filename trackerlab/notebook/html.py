@@ -11,8 +11,10 @@ from html import escape
 
 from ..backends.arrays import device_of
 from ..core.tracked import Tracked, istracked
+from ..presentation.numbering import names as forward_names
 from ..presentation.numbering import numbering
 from ._fold import folding
+from ..presentation.text import call_text
 from ._i18n import _, ngettext
 from ._inline import MONO, styled
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
@@ -138,15 +140,16 @@ def _panels(root: Tracked) -> str:
 class _Tree:
     """The tape as nested ``<details>``, built without recursion; counts are filled in at the end.
 
-    Nodes are named ``n0``, ``n1``, … as in ``to_networkx``, so the two can be read side by side.
+    Nodes are keyed ``n0``, ``n1``, … as in ``to_networkx``, and named as the drawing and the stepper name
+    them (``matmul#1``, ``x1``, or the user's label), each line the call as written (``b1[:, None]``).
     """
 
     def __init__(self, root: Tracked, names: dict, max_nodes: int, max_depth: int):
         self.root = root
-        self.names = names
         self.max_nodes = max_nodes
         self.max_depth = max_depth
         self.index, self.uses, self.below = numbering(root)
+        self.named = forward_names(self.index, names)  # the user's labels, else the drawing's and the stepper's names
         folded = folding(root, True, self.index, self.below, "html_repr")
         self.block = folded.innermost if folded is not None else {}  # each node's innermost block
         self.opened = folded.opened if folded is not None else set()  # a block holding the whole tape is open
@@ -293,18 +296,10 @@ class _Tree:
 
     def _line(self, node: Tracked, ref: bool = False) -> str:
         key = f"n{self.index[node]}"
-        name = self.names.get(node)
-        parts = [f'<span class="tl-key">{key}</span>']
-        if name:
-            parts.append(f'<span class="tl-name">{escape(name)}</span> =')
+        parts = [f'<span class="tl-key">{key}</span>', f'<span class="tl-name">{escape(self.named[node])}</span> =']
         css = "tl-leaf" if node.isleaf else "tl-op"
-        op = escape(node.f.name)
-        if not node.isleaf:
-            settings = node.f.args[len(operands(node)) :]
-            extra = [short(s, 3) for s in settings] + [f"{k}={short(v, 3)}" for k, v in node.f.kwargs.items()]
-            if extra:
-                op += f'<span class="tl-dim">({escape(", ".join(extra))})</span>'
-        parts.append(f'<span class="{css}">{op}</span>')
+        op = "param" if node.isleaf else call_text(node, self.named.__getitem__, limit=60)
+        parts.append(f'<span class="{css}">{escape(op)}</span>')
         for position in changed(node):
             text = _("⚠ argument {n} changed since").format(n=position + 1)
             parts.append(f'<span class="tl-warn">{escape(text)}</span>')

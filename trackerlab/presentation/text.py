@@ -189,8 +189,9 @@ def summary(value, *, limit: int = 6, compact: bool = False) -> str:
     range of a large array. Arrays are summarised where they are (no copy to Python lists).
 
     ``compact`` (the tape's boxes): small arrays nested as they are shaped (``[[1, 2], [3, 4]]``), a large
-    one as the range of its finite values (``-1 … 2.5``). Otherwise (the stepper's text): the elements in
-    a row with the shape (``[1.0, 2.0, 3.0, 4.0] (2×2)``), a large array as ``3×4 array, -1.0 … 2.5``.
+    one as the range of its finite values (``min -1 … max 2.5``). Otherwise (the stepper's text): the
+    elements in a row with the shape (``[1.0, 2.0, 3.0, 4.0] (2×2)``), a large array as
+    ``3×4 array, min -1.0 … max 2.5``.
     """
     if value is None:
         return "—"
@@ -223,14 +224,14 @@ def summary(value, *, limit: int = 6, compact: bool = False) -> str:
         low, high, flags = _range(a, compact=True)
         if low is None:
             return _("all nan/inf")
-        return f"{low} … {high}{flags}"
+        return _("min {low} … max {high}").format(low=low, high=high) + flags
     if a.size <= limit:
         body = ", ".join(number(x) for x in a.reshape(-1))
         return f"[{body}]" if a.ndim == 1 else f"[{body}] ({shape_text(a.shape)})"
     low, high, flags = _range(a, compact=False)
     if low is None:
         return f"{_('all nan/inf')}: {flags[2:]} ({shape_text(a.shape)})"
-    return _("{shape} array, {low} … {high}").format(shape=shape_text(a.shape), low=low, high=high) + flags
+    return _("{shape} array, min {low} … max {high}").format(shape=shape_text(a.shape), low=low, high=high) + flags
 
 
 def _range(a, compact: bool) -> tuple:
@@ -240,7 +241,7 @@ def _range(a, compact: bool) -> tuple:
     values = a
     modulus = ""
     if a.dtype.kind == "c":
-        values, modulus = np.abs(a), "|x| "
+        values, modulus = np.abs(a), "|x| "  # min |x| 0.5 … max 2
     flags = ""
     if values.dtype.kind == "f":
         finite = np.isfinite(values)
@@ -303,3 +304,237 @@ def lazy_brief(x) -> str:
     """A lazy value beside its shape and dtype (a tape line, a box): ``lazy · chunks 4×5 · 2 blocks``."""
     blocks = chunks_text(x)
     return _("lazy") + (" · " + _("chunks {chunks}").format(chunks=blocks) if blocks else "")
+
+
+# ----------------------------------------------------------------------------------------------------
+# A recorded call as the user wrote it: ``b1[:, None]``, ``x * 2``, ``sum(x, axis=1)``
+
+_INFIX = {
+    "add": "+",
+    "subtract": "-",
+    "multiply": "*",
+    "divide": "/",
+    "power": "**",
+    "matmul": "@",
+    "remainder": "%",
+    "floor_divide": "//",
+}
+_PREFIX = {"negative": "-", "positive": "+"}
+_SEQUENCE = frozenset({"stack", "concatenate", "hstack", "vstack", "dstack", "column_stack"})  # take a list
+
+# The settings of the convolution family as PyTorch takes them, with their defaults (shown only when they
+# differ). The operation records one value per spatial axis (``stride=(1, 1)``, ``padding=((1, 1), (1, 1))``);
+# a setting the same on every axis is written once, as it is given (``stride=2``, ``padding=1``).
+_CONV_DEFAULTS = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1}
+_SETTINGS_DEFAULTS = {
+    "conv": _CONV_DEFAULTS,
+    "conv_transpose": {**_CONV_DEFAULTS, "output_padding": 0},
+    "maxpool": {"padding": 0},
+    "meanpool": {"padding": 0},
+}
+_DEFAULTS_OF: dict = {}  # an operation's keyword defaults, read from its function once
+
+
+def call_text(node, name, limit: int | None = None) -> str:
+    """The call that made ``node`` as the user would write it: ``b1[:, None]``, ``x[0, 1:3]``,
+    ``x[int array (3,)]``, ``W @ x``, ``x * 2``, ``-x``, ``x.T``, ``sum(x, axis=1)``, ``reshape(x, (2, 3))``,
+    ``conv(x, W, stride=2)``. ``name(arg)`` names a tracked argument (a node of the tape); a number given as
+    an argument is written as itself, an array as ``const`` with its shape. Keyword settings equal to the
+    operation's defaults are left out (``mean(x)``, not ``mean(x, axis=None, keepdims=False)``). ``limit``
+    clips the text to that many characters.
+
+    >>> import trackerlab as tl
+    >>> b1 = tl.param([1.0, 2.0])
+    >>> call_text(b1[:, None].tracker, lambda arg: "b1")
+    'b1[:, None]'
+    """
+    func = node.func
+    op = _name_of(func)
+    args = node.args
+    arity = getattr(func, "arity", None)
+    count = len(args) if arity is None else min(arity, len(args))
+    operands = [name(a) if _is_node(a) else _constant_text(a) for a in args[:count]]
+    settings = args[count:]
+    kwargs = _shown_kwargs(op, func, node.kwargs)
+    if op == "getitem" and len(operands) == 1 and len(settings) == 1 and not kwargs:
+        text = f"{operands[0]}[{index_text(settings[0])}]"
+    elif op in _INFIX and len(operands) == 2 and not settings and not kwargs:
+        left, right = (_operand(args[i], operands[i], left=i == 0, power=op == "power") for i in (0, 1))
+        text = f"{left} {_INFIX[op]} {right}"
+    elif op in _PREFIX and len(operands) == 1 and not settings and not kwargs:
+        text = f"{_PREFIX[op]}{_operand(args[0], operands[0], left=False)}"
+    elif op == "transpose" and len(operands) == 1 and not kwargs and settings in ((), (None,)):
+        text = f"{operands[0]}.T"
+    elif op in _SEQUENCE and arity is None:
+        parts = [f"[{', '.join(operands)}]"] + [f"{k}={_setting_text(v)}" for k, v in kwargs.items()]
+        text = f"{op}({', '.join(parts)})"
+    else:
+        parts = operands + [_setting_text(s) for s in settings] + [f"{k}={_setting_text(v)}" for k, v in kwargs.items()]
+        text = f"{op}({', '.join(parts)})"
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def _name_of(func) -> str:
+    if func is None:
+        return "param"
+    return getattr(func, "name", None) or getattr(func, "__name__", None) or type(func).__name__
+
+
+def _operand(arg, text: str, left: bool, power: bool = False) -> str:
+    """An operand of an operator: a negative number on the left of ``**`` and a complex one anywhere in
+    parentheses, so the text reads as Python reads it (``(-1) ** x``, ``(1+2j) * x``)."""
+    if _is_node(arg):
+        return text
+    if (text.startswith("-") and left and power) or (text.endswith("j") and ("+" in text[1:] or "-" in text[1:])):
+        return f"({text})"
+    return text
+
+
+def _constant_text(value) -> str:
+    """A constant operand: a number as itself (``2``, ``0.5``), an array as ``const`` and its shape (and
+    its dtype unless it is floating-point): ``const 3×5``, ``const bool 3``."""
+    if _lazy(value):
+        return f"const lazy {shape_text(tuple(value.shape))}"
+    shape = getattr(value, "shape", None)
+    if isinstance(value, bool | int | float | complex | np.generic) or shape == ():
+        try:
+            return number(value, compact=True) if not isinstance(value, bool | np.bool_) else str(bool(value))
+        except (TypeError, ValueError):
+            return repr(value)
+    if shape is None and isinstance(value, list | tuple) and _numeric_list(value):
+        shape = np.shape(value)
+    if shape is None:
+        return _setting_text(value)
+    kind = getattr(getattr(value, "dtype", None), "kind", "f")
+    dtype = "" if kind in "fc" else f"{dtype_text(value)} "
+    return f"const {dtype}{shape_text(tuple(shape))}"
+
+
+def index_text(index) -> str:
+    """An index as it is written between brackets: ``:, None``, ``0, 1:3``, ``..., ::2``; an integer array
+    as ``int array (3,)``, a boolean one as ``mask (3,)``."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not items:
+        return "()"
+    return ", ".join(_index_item(item) for item in items)
+
+
+def _index_item(item) -> str:
+    if item is None:
+        return "None"
+    if item is Ellipsis:
+        return "..."
+    if isinstance(item, slice):
+        start, stop, step = ("" if v is None else _index_item(v) for v in (item.start, item.stop, item.step))
+        return f"{start}:{stop}" + (f":{step}" if item.step is not None else "")
+    if isinstance(item, bool | np.bool_):
+        return str(bool(item))
+    if isinstance(item, int | np.integer):
+        return str(int(item))
+    shape = getattr(item, "shape", None)
+    if shape is None and isinstance(item, list):
+        try:
+            array = np.asarray(item)
+        except (TypeError, ValueError):
+            return repr(item)
+        shape, kind = array.shape, array.dtype.kind
+    else:
+        kind = getattr(getattr(item, "dtype", None), "kind", "")
+    if shape is not None:
+        if shape == () and kind in "iu" and not _lazy(item):
+            return str(int(item))
+        what = "mask" if kind == "b" else "int array" if kind in "iu" else f"{dtype_text(item)} array"
+        return f"{what} {tuple(shape)}"
+    return repr(item)
+
+
+def _setting_text(value) -> str:
+    """A setting as the user writes it: ``1``, ``(2, 3)``, ``None``, ``'C'``, ``float32``; an array as a constant."""
+    if value is None or isinstance(value, bool | str):
+        return repr(value)
+    if isinstance(value, int | float | complex | np.number):
+        return number(value, compact=True)
+    if isinstance(value, tuple | list):
+        inner = ", ".join(_setting_text(v) for v in value)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, slice):
+        return f"slice({_setting_text(value.start)}, {_setting_text(value.stop)}, {_setting_text(value.step)})"
+    if isinstance(value, type):
+        return value.__name__
+    if isinstance(value, np.dtype):
+        return str(value)
+    if hasattr(value, "shape"):
+        return _constant_text(value)
+    if callable(value):
+        return getattr(value, "__name__", type(value).__name__)
+    return repr(value)
+
+
+def _shown_kwargs(op: str, func, kwargs: dict) -> dict:
+    """The keyword settings worth reading: those that differ from the operation's defaults, a per-axis
+    setting the same on every axis written once."""
+    if not kwargs:
+        return {}
+    defaults = _SETTINGS_DEFAULTS.get(op)
+    if defaults is None:
+        defaults = _defaults(func)
+    shown = {}
+    for key, value in kwargs.items():
+        value = _uniform(value)
+        if key in defaults and _same(defaults[key], value):
+            continue
+        shown[key] = value
+    if shown.get("keepdims") is False:
+        del shown["keepdims"]  # NumPy's default everywhere
+    if "axis" in shown and shown["axis"] is None and getattr(func, "family", None) == "reductions":
+        del shown["axis"]  # a reduction over every axis, NumPy's default
+    if op in _SEQUENCE and shown.get("axis") == 0 and type(shown["axis"]) is int:
+        del shown["axis"]
+    if op in ("maxpool", "meanpool") and "stride" in shown and _same(shown.get("kernel"), shown["stride"]):
+        del shown["stride"]  # PyTorch's default stride is the kernel
+    return shown
+
+
+def _defaults(func) -> dict:
+    """The keyword defaults of the function behind an operation (``axis=None``, ``keepdims=False``)."""
+    try:
+        return _DEFAULTS_OF[func]
+    except (KeyError, TypeError):
+        pass
+    import inspect
+
+    out: dict = {}
+    try:
+        parameters = inspect.signature(getattr(func, "impl", func)).parameters.values()
+    except (TypeError, ValueError):
+        parameters = ()
+    for parameter in parameters:
+        if parameter.default is not inspect.Parameter.empty:
+            out[parameter.name] = parameter.default
+    try:
+        _DEFAULTS_OF[func] = out
+    except TypeError:
+        pass
+    return out
+
+
+def _uniform(value):
+    """A per-axis setting the same on every axis (``(2, 2)``, ``((1, 1), (1, 1))``) as that one value."""
+    if isinstance(value, tuple) and value:
+        items = [_uniform(v) if isinstance(v, tuple) else v for v in value]
+        if all(type(v) is int for v in items) and len(set(items)) == 1:
+            return items[0]
+    return value
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float)):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
