@@ -126,6 +126,7 @@ def box_text(box, shown, show_data: bool) -> tuple[str, list[str]]:
     lines = [f"{box['key']} · {shape_text(tuple(getattr(data, 'shape', ())))} {dtype_text(data)}"]
     if box["call"] is not None:
         lines.append(f"= {box['call']}")
+    lines.extend(box.get("notes", ()))  # a block's drawing: where an input came from ("from layer 1")
     if show_data:
         lines.append(_("data {value}").format(value=_value(data)))
         if shown is None:

@@ -154,7 +154,7 @@ def fold_boxes(boxes: dict, edges: list, fold: Folding, within, max_nodes: int) 
     for box in drawn.values():
         source = fold.innermost.get(box["node"]) if within is not None and box["node"] not in inside else None
         if source is not None:  # an input made by another block: say which
-            box["folded"] = [*box["folded"], _("from {block}").format(block=source.name)]
+            box["notes"] = [*box.get("notes", ()), _("from {block}").format(block=source.name)]
     keys = {box["node"]: key for key, box in boxes.items() if box["node"] is not None}
     outputs = {unit_key[keys[node]] for node in (within.outputs if within is not None else ()) if node in keys}
     order = _topological(drawn, out_edges)
@@ -175,9 +175,7 @@ def _block_box(key: str, block) -> dict:
         "name": block.name,
         "data": None,
         "operands": 0,
-        "folded": [],
-        "settings": (),
-        "kwargs": {},
+        "call": None,
         "user": True,
     }
 
@@ -218,8 +216,8 @@ def _nearest(boxes: dict, edges: list, ends: set, max_nodes: int) -> tuple[dict,
                 keep.add(source)
                 queue.append(source)
     hidden = len(boxes) - len(keep)
-    more = {"key": "more", "kind": "more", "node": None, "data": None, "operands": 0, "folded": [], "hidden": hidden}
-    more.update(settings=(), kwargs={}, user=False, name=None, later=False)
+    more = {"key": "more", "kind": "more", "node": None, "data": None, "operands": 0, "call": None, "hidden": hidden}
+    more.update(user=False, name=None, later=False)
     kept = [(s, t, p) for s, t, p in edges if s in keep and t in keep]
     kept += [("more", key) + (None,) for key in boxes if key in keep and any(s not in keep for s in uses[key])]
     return {"more": more, **{k: b for k, b in boxes.items() if k in keep}}, kept

@@ -13,8 +13,8 @@ from ..backends.arrays import device_of
 from ..core.tracked import Tracked, istracked
 from ..presentation.numbering import names as forward_names
 from ..presentation.numbering import numbering
-from ._fold import folding
 from ..presentation.text import call_text
+from ._fold import folding
 from ._i18n import _, ngettext
 from ._inline import MONO, styled
 from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
