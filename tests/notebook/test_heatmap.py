@@ -105,3 +105,37 @@ def test_the_same_value_gives_the_same_html_with_inline_styles_only(shape):
     assert html == heatmap_html(a.copy())
     assert " id=" not in html and "<style" not in html and "<svg" not in html and "class=" in html
     assert all(style.startswith("background:") for _, style in cells(html))
+
+
+# ---------------------------------------------------------------- the stepper's picture panel
+
+
+def test_the_stepper_shows_a_weights_gradient_as_a_heat_map_in_a_panel_of_one_height():
+    rng = np.random.default_rng(0)
+    W1 = tl.param(rng.normal(size=(12, 8)))  # 16 × 16 cells at most in a frame: one per element
+    x = rng.normal(size=(8, 5))
+    y = tl.sum(tl.tanh(W1 @ x))
+    with tl.BackpropStepper(y, labels={W1: "W1"}) as stepper:
+        frames = [stepper._frame_html(i, drawn=False) for i in range(len(stepper))]
+        static = stepper.to_html()
+    assert [s["node"] for s in stepper_nodes(frames)] == ["sum#1", "tanh#1", "matmul#1", "W1"]
+    panels = [re.search(r'<div class="tl-frame-values" style="height:(\d+)px', f) for f in frames]
+    assert all(panels) and len({p.group(1) for p in panels}) == 1  # every frame, one height: nothing moves
+    assert "tl-heat" not in frames[0]  # the scalar Δ of the sum: its text says it
+    assert "Δ arrived at tanh#1 (12×5)" in frames[1]
+    last = frames[3]
+    assert "W1.grad so far (12×8)" in last
+    grad = (1 - np.tanh(W1.data @ x) ** 2) @ x.T
+    found = dict(cells(last[last.index("tl-heat") :]))
+    assert found[f"[3, 7] {tl.presentation.text.number(grad[3, 7], compact=True)}"].startswith("background:#")
+    assert "W1.grad so far (12×8)" in static  # the HTML copy steps through the same frames
+
+
+def stepper_nodes(frames):
+    return [{"node": re.search(r"step \d+ of \d+: (\S+)", f).group(1)} for f in frames]
+
+
+def test_a_walk_of_small_values_has_no_picture_panel():
+    a = tl.param(np.ones((2, 3)))
+    with tl.BackpropStepper(tl.sum(a * a)) as stepper:
+        assert all("tl-frame-values" not in stepper._frame_html(i, drawn=False) for i in range(len(stepper)))
