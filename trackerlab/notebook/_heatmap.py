@@ -56,9 +56,11 @@ def heatmap_html(a, *, cells: int = CELLS, side: int = SIDE) -> str:
     )
     ends = (-max(-least, most), max(-least, most)) if signed else (least, most)
     return (
-        '<div class="tl-heat" style="display:inline-block;vertical-align:top">'
-        f'<div style="display:grid;grid-template-columns:repeat({shown.shape[1]},{size}px);'
-        f'grid-auto-rows:{size}px;width:max-content;border:1px solid #8888">{grid}</div>'
+        # the legend wraps at the grid's width (at least 240 pixels), so a data and a grad map sit side by side
+        f'<div class="tl-heat" style="display:inline-block;vertical-align:top;'
+        f'max-width:{max(240, shown.shape[1] * size + 2)}px">'
+        f'<div style="display:inline-grid;grid-template-columns:repeat({shown.shape[1]},{size}px);'
+        f'grid-auto-rows:{size}px;border:1px solid #8888">{grid}</div>'
         f"{_legend(values, low, high, ends, signed, colour, down, across)}</div>"
     )
 
