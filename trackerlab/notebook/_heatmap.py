@@ -12,7 +12,7 @@ import numpy as np
 from ..presentation.text import number, shape_text
 from ._i18n import _
 
-__all__ = ["CELLS", "SMALL", "heatmap_html", "wanted"]
+__all__ = ["CELLS", "SMALL", "heatmap_html", "layout", "wanted"]
 
 CELLS = 24  # rows and columns of cells at most: a larger array is shown by the means of its blocks
 SMALL = 24  # a 2-D array of at most this many numbers stays a table: a few numbers read better than colours
@@ -38,7 +38,7 @@ def heatmap_html(a, *, cells: int = CELLS, side: int = SIDE) -> str:
     greatest value; each cell's ``title`` holds its number (for a larger array, the mean of its block)."""
     values = np.asarray(a, dtype=np.float64)
     rows, columns = values.shape
-    down, across = -(-rows // cells), -(-columns // cells)  # the block of elements each cell stands for
+    down, across, size = layout(values.shape, cells, side)
     shown = _block_means(values, down, across) if down > 1 or across > 1 else values
     low, high = _range(values)
     signed = low < 0 < high
@@ -49,7 +49,6 @@ def heatmap_html(a, *, cells: int = CELLS, side: int = SIDE) -> str:
         colour = _diverging(max(-least, most) or 1.0)
     else:
         colour = _sequential(least, most)
-    size = max(4, min(14, side // max(shown.shape)))
     titles = _titles(shown, down, across, rows, columns)
     grid = "".join(
         f'<span title="{title}" style="{colour(v)}"></span>' for v, title in zip(shown.reshape(-1), titles, strict=True)
@@ -63,6 +62,14 @@ def heatmap_html(a, *, cells: int = CELLS, side: int = SIDE) -> str:
         f'grid-auto-rows:{size}px;border:1px solid #8888">{grid}</div>'
         f"{_legend(values, low, high, ends, signed, colour, down, across)}</div>"
     )
+
+
+def layout(shape: tuple, cells: int = CELLS, side: int = SIDE) -> tuple[int, int, int]:
+    """How an array of ``shape`` is drawn: the rows and columns of elements each cell stands for, and the
+    cells' size in pixels (4 to 14, the longer side of the grid about ``side``)."""
+    rows, columns = shape
+    down, across = -(-rows // cells), -(-columns // cells)
+    return down, across, max(4, min(14, side // max(-(-rows // down), -(-columns // across))))
 
 
 def _range(values) -> tuple[float, float]:

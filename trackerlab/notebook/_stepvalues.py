@@ -13,7 +13,7 @@ import numpy as np
 from ..backends.arrays import to_host
 from ..core.tracked import Tracked, istracked
 from ..presentation.text import shape_text, summary
-from ._heatmap import heatmap_html, wanted
+from ._heatmap import heatmap_html, layout, wanted
 from ._i18n import _
 from ._lazy import is_lazy, lazy_text
 
@@ -21,8 +21,8 @@ __all__ = ["constant", "pictures", "plain", "text"]
 
 PICTURE_CELLS = 16  # rows and columns of a frame's heat map: each frame is kept in the stepper's HTML copy
 PICTURE_SIDE = 160
-PICTURE_HEIGHT = 230  # pixels: the panel is as tall in every frame of a walk that has one, so nothing moves
-_PANELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # frames → whether any frame has a picture
+LEGEND = 70  # pixels for a picture's title and its legend (three lines at the grid's width)
+_PANELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # frames → the panel's height (0: none)
 
 
 def plain(value):
@@ -68,10 +68,11 @@ def pictures(frames, index: int) -> str:
     """Frame ``index``'s picture panel: the value it is about as a heat map, where it is a 2-D array of more
     than a few numbers (the sensitivity that arrived: at a weight's leaf, its gradient). ``""`` in a walk
     with no such value; an empty panel of the same height in a frame without one."""
-    has = _PANELS.get(frames)
-    if has is None:
-        has = _PANELS[frames] = any(_picture_of(frames, i) is not None for i in range(len(frames.frames)))
-    if not has:
+    height = _PANELS.get(frames)
+    if height is None:  # the tallest picture of the walk's, so the panel is as tall in every frame
+        found = (_picture_of(frames, i) for i in range(len(frames.frames)))
+        height = _PANELS[frames] = max((_height(value) for _, value in filter(None, found)), default=0)
+    if not height:
         return ""
     found = _picture_of(frames, index)
     inner = ""
@@ -81,7 +82,7 @@ def pictures(frames, index: int) -> str:
             f'<div class="tl-title">{escape(title)}</div>'
             f"{heatmap_html(to_host(value), cells=PICTURE_CELLS, side=PICTURE_SIDE)}"
         )
-    return f'<div class="tl-frame-values" style="height:{PICTURE_HEIGHT}px;overflow:auto">{inner}</div>'
+    return f'<div class="tl-frame-values" style="height:{height}px;overflow:auto">{inner}</div>'
 
 
 def _picture_of(frames, index: int):
@@ -97,3 +98,9 @@ def _picture_of(frames, index: int):
     shape = shape_text(value.shape)
     title = _("{node}.grad so far ({shape})") if frame["isleaf"] else _("Δ arrived at {node} ({shape})")
     return title.format(node=name, shape=shape), value
+
+
+def _height(value) -> int:
+    """The pixels a heat map of ``value`` takes in a frame, with its title and legend."""
+    down, _, size = layout(value.shape, PICTURE_CELLS, PICTURE_SIDE)
+    return -(-value.shape[0] // down) * size + 2 + LEGEND
