@@ -200,13 +200,24 @@ def _pointed_errors():
 
 def _floating_point_error(kind: str, flag: int) -> None:
     """A floating-point error NumPy would warn of, in the mode's block: a ``RuntimeWarning`` at the line of the
-    user's code that made it (the first frame outside trackerlab and NumPy), once per line as NumPy's are."""
+    user's code that made it (the first frame outside trackerlab and NumPy), naming the operation, once per line
+    as NumPy's are."""
+    from .ops.registry import Op
+
     frame = sys._getframe(1)
-    inside = False
+    inside, op = False, None
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN):
-        inside = inside or frame.f_code.co_filename.startswith(_OWN[0])
+        if frame.f_code.co_filename.startswith(_OWN[0]):
+            inside = True
+            if op is None:  # the innermost operation being called (``Op.__call__``'s self, ``_record2``'s op)
+                local = frame.f_locals
+                found = local.get("self", local.get("op"))
+                op = found if isinstance(found, Op) else None
         frame = frame.f_back
-    what = f"{kind} encountered in a trackerlab operation" if inside else f"{kind} encountered"
+    if op is not None:
+        what = f"{kind} encountered in {op.name}"
+    else:
+        what = f"{kind} encountered in a trackerlab operation" if inside else f"{kind} encountered"
     globals_ = frame.f_globals
     warnings.warn_explicit(
         what,

@@ -325,10 +325,13 @@ def test_a_forward_warning_in_the_mode_points_at_the_users_line():
         x = tl.param([1.0, 0.0])
         line = here()
         tl.log(x)
+        operator_line = here()
+        x / tl.param([2.0, 0.0])
         plain_line = here()
         np.log(np.array([0.0]))  # your own NumPy call on plain values: said at your line too
     assert [(str(w.message), w.filename, w.lineno, w.category) for w in caught] == [
-        ("divide by zero encountered in a trackerlab operation", __file__, line, RuntimeWarning),
+        ("divide by zero encountered in log", __file__, line, RuntimeWarning),
+        ("invalid value encountered in divide", __file__, operator_line, RuntimeWarning),  # 0 / 0
         ("divide by zero encountered", __file__, plain_line, RuntimeWarning),
     ]
 
