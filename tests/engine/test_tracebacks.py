@@ -1,6 +1,6 @@
 """An error raised inside a call into trackerlab (a shape that does not fit, an ``AnomalyError``) has a traceback
-that ends in the caller's code: trackerlab's frames (and NumPy's under them) are left out, a note says so, and
-``TRACKERLAB_TRACEBACK=full`` keeps them. The user's own functions that trackerlab calls keep their frames. The
+that ends in the caller's code: trackerlab's frames (and NumPy's under them) are left out, the error's text is
+as raised, and ``TRACKERLAB_TRACEBACK=full`` keeps them. The user's own functions that trackerlab calls keep their frames. The
 same in plain Python, in IPython and through ``%%track``."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from IPython.utils.capture import capture_output
 
 import trackerlab as tl
 from trackerlab.anomaly import AnomalyError
-from trackerlab.core.tracebacks import NOTE
 
 PACKAGE = str(Path(tl.__file__).parent)
 
@@ -71,7 +70,7 @@ def test_the_traceback_ends_in_the_callers_code(call, kind):
     shown = frames(caught.value)
     assert shown[-1].filename == __file__ and shown[-1].name == call.__name__
     assert not [f for f in shown if f.filename.startswith(PACKAGE)]
-    assert caught.value.__notes__ == [NOTE]
+    assert not hasattr(caught.value, "__notes__")  # its text is as raised: tests match it, doctests print it
 
 
 def test_the_users_function_called_by_trackerlab_keeps_its_frame():
@@ -93,7 +92,6 @@ def test_full_keeps_every_frame(monkeypatch):
     with pytest.raises(ValueError) as caught:
         bad_matmul_operator()
     assert [f for f in frames(caught.value) if f.filename.startswith(PACKAGE)]
-    assert not hasattr(caught.value, "__notes__")
 
 
 SCRIPT = """\
@@ -115,10 +113,10 @@ def test_plain_python_prints_the_users_frames_only(tmp_path, full):
     shown = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env).stderr
     files = [line.strip() for line in shown.splitlines() if line.strip().startswith("File ")]
     if full:
-        assert len(files) > 1 and PACKAGE in files[-1] and NOTE not in shown
+        assert len(files) > 1 and PACKAGE in files[-1]
     else:
-        assert files == [f'File "{script}", line 4, in <module>'] and shown.rstrip().endswith(NOTE)
-        assert "ValueError: matmul:" in shown
+        assert files == [f'File "{script}", line 4, in <module>']
+    assert shown.rstrip().splitlines()[-1].startswith("ValueError: matmul:")
 
 
 # ---------------------------------------------------------------- in IPython and %%track

@@ -6,7 +6,8 @@ re-raises it with a bare ``raise``, which adds no frame of its own; a function o
 called (a hook, the ``f`` of ``gradient``, a custom rule) keeps its frames. The error itself is unchanged.
 
 ``TRACKERLAB_TRACEBACK=full`` in the environment (read at each error) keeps every frame. IPython and the
-``%%track`` magic show the same trimmed traceback.
+``%%track`` magic show the same trimmed traceback. No note is added to the error: its text, which tests match
+and doctests print, stays as it was raised.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ import functools
 import os
 import types
 
-__all__ = ["NOTE", "entry_point", "trimmed"]
-
-NOTE = "(trackerlab left its own frames out of this traceback; TRACKERLAB_TRACEBACK=full keeps them)"
+__all__ = ["entry_point", "trimmed"]
 
 
 def _folders() -> tuple[str, ...]:
@@ -36,8 +35,8 @@ _OWN: tuple[str, ...] = ()  # found at the first error, so that ``import tracker
 
 def trimmed(error: BaseException) -> None:
     """Drop trackerlab's frames (and NumPy's) from ``error``'s traceback, in the ``except`` block of an entry
-    point, before its bare ``raise``; say so once in a note. An entry point inside another trims what is
-    below it, and the outer one the rest."""
+    point, before its bare ``raise``. An entry point inside another trims what is below it, and the outer one
+    the rest."""
     global _OWN
     if os.environ.get("TRACKERLAB_TRACEBACK", "").strip().lower() == "full":
         return
@@ -58,8 +57,6 @@ def trimmed(error: BaseException) -> None:
     for tb in reversed(kept):
         chain = types.TracebackType(chain, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
     error.__traceback__ = chain
-    if NOTE not in getattr(error, "__notes__", ()):
-        error.add_note(NOTE)
 
 
 def entry_point(function):
