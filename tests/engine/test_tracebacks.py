@@ -43,6 +43,18 @@ def bad_concatenate_numpy():
     return np.concatenate([tl.param(np.ones((2, 3))), np.ones((2, 4))])
 
 
+def bad_reshape_method():
+    return tl.param(np.ones((3, 4))).reshape(5, 2)
+
+
+def bad_index():
+    return tl.param(np.ones(3))[5]
+
+
+def bad_axis_of_sum_method():
+    return tl.param(np.ones((3, 4))).sum(axis=2)
+
+
 def anomaly_in_back():
     with tl.detect_anomaly():
         tl.back_(tl.sum(tl.sqrt(tl.param([1.0, 0.0]))))
@@ -60,6 +72,9 @@ def anomaly_in_gradient():
         (bad_matmul_function, ValueError),
         (bad_matmul_numpy, ValueError),
         (bad_concatenate_numpy, ValueError),
+        (bad_reshape_method, ValueError),
+        (bad_index, IndexError),
+        (bad_axis_of_sum_method, ValueError),
         (anomaly_in_back, AnomalyError),
         (anomaly_in_gradient, AnomalyError),
     ],

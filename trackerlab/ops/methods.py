@@ -79,27 +79,55 @@ def _shape_arg(shape: tuple):
     return shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
 
 
+# The methods people call most are entry points too (``core.tracebacks``): an error escaping one leaves with
+# a traceback that ends in the caller's code. (A ``try`` costs nothing while nothing is raised.)
+
+
 def _reshape(self, *shape, order="C", **options):
-    _no("reshape", **options)
-    return S.reshape(self, _shape_arg(shape)) if order == "C" else S.reshape(self, _shape_arg(shape), order)
+    try:
+        _no("reshape", **options)
+        return S.reshape(self, _shape_arg(shape)) if order == "C" else S.reshape(self, _shape_arg(shape), order)
+    except Exception as error:
+        trimmed(error)
+        raise
 
 
 def _transpose(self, *axes):
-    return S.transpose(self) if not axes else S.transpose(self, _shape_arg(axes))
+    try:
+        return S.transpose(self) if not axes else S.transpose(self, _shape_arg(axes))
+    except Exception as error:
+        trimmed(error)
+        raise
+
+
+def _getitem(self, index):
+    try:
+        return I.getitem(self, _index(index))
+    except Exception as error:
+        trimmed(error)
+        raise
 
 
 def _reduction(op):
     def method(self, axis=None, dtype=None, out=None, keepdims=False, **options):
-        _no(op.name, dtype=dtype, out=out, **options)
-        return op(self, axis=axis, keepdims=keepdims)
+        try:
+            _no(op.name, dtype=dtype, out=out, **options)
+            return op(self, axis=axis, keepdims=keepdims)
+        except Exception as error:
+            trimmed(error)
+            raise
 
     return method
 
 
 def _extremum(op):
     def method(self, axis=None, out=None, keepdims=False, **options):
-        _no(op.name, out=out, **options)
-        return op(self, axis=axis, keepdims=keepdims)
+        try:
+            _no(op.name, out=out, **options)
+            return op(self, axis=axis, keepdims=keepdims)
+        except Exception as error:
+            trimmed(error)
+            raise
 
     return method
 
@@ -159,7 +187,7 @@ _OPERATORS = {
     "__neg__": ("negative", lambda self: E.negative(self)),
     "__pos__": ("positive", lambda self: self),
     "__abs__": ("abs", lambda self: E.abs(self)),
-    "__getitem__": ("getitem", lambda self, index: I.getitem(self, _index(index))),
+    "__getitem__": ("getitem", _getitem),
     "__mod__": ("remainder", _binary(Q.remainder)),
     "__rmod__": ("remainder", _reflected(Q.remainder)),
     "__divmod__": ("remainder", _binary(Q.divmod)),
