@@ -3,6 +3,12 @@
 
 While no thread is in the mode, recording an operation and each step of the walk cost one check of
 ``core.recording.ANOMALY.active``; the locations and the checks below run only inside the mode.
+
+Inside the mode NumPy's floating-point warnings do not point into trackerlab: the pullbacks run with them
+off, since the check after each one reports a NaN or Inf it sent, precisely (an overflow inside a pullback
+whose result is finite did no harm); and a warning of a forward computation is said at the line of the
+user's code that made it, since the mode checks only the backward pass (a log of 0 that no backward pass
+reaches would otherwise go unsaid). Outside the mode NumPy warns as it always does.
 """
 
 from __future__ import annotations
@@ -13,7 +19,10 @@ import linecache
 import os
 import sys
 import threading
+import warnings
 import weakref
+
+import numpy as np
 
 from .backends.arrays import namespace
 from .core.recording import ANOMALY, noting
@@ -27,6 +36,7 @@ _SHOWN = 3  # of which an error shows these
 
 class _Thread(threading.local):
     depth = 0  # how many ``detect_anomaly`` blocks this thread is inside
+    errors = None  # the entered ``np.errstate`` that says NumPy's warnings at the user's line, if any
 
 
 _THREAD = _Thread()
@@ -85,6 +95,7 @@ class detect_anomaly(contextlib.ContextDecorator):
             if _THREAD.depth == 0:
                 ANOMALY.active += 1
                 noting(True)
+                _THREAD.errors = _pointed_errors()
             _THREAD.depth += 1
         return self
 
@@ -94,6 +105,9 @@ class detect_anomaly(contextlib.ContextDecorator):
             if _THREAD.depth == 0:
                 ANOMALY.active -= 1
                 noting(False)
+                errors, _THREAD.errors = _THREAD.errors, None
+                if errors is not None:
+                    errors.__exit__(None, None, None)
         return False
 
 
@@ -146,7 +160,7 @@ def _record(node: Tracked) -> None:
 
 
 def _checker(root: Tracked, seed):
-    """The walk's per-step check when this thread is in the mode (after checking the seed), else ``None``."""
+    """What watches the walk's steps when this thread is in the mode (after checking the seed), else ``None``."""
     if not _THREAD.depth:
         return None
     bad = _non_finite(seed)
@@ -157,7 +171,62 @@ def _checker(root: Tracked, seed):
             + _location(root, "the value y was recorded"),
             root,
         )
-    return _check
+    return _watch
+
+
+def _watch(steps):
+    """The walk's ``steps`` under the mode: each pullback runs with NumPy's floating-point warnings off (NumPy's
+    error state is per thread, and is restored before each step is handed on), and ``_check`` raises at the first
+    NaN or Inf it sent, naming the operation: the warning would point into trackerlab's rules, and say less."""
+    while True:
+        with np.errstate(all="ignore"):  # NumPy's own warnings: other array libraries do not warn
+            step = next(steps, None)
+        if step is None:
+            return
+        _check(*step)
+        yield step
+
+
+def _pointed_errors():
+    """For the mode's block: NumPy's floating-point warnings said at the user's line (``_floating_point_error``),
+    entered; ``None`` where the user has a handler of their own (``np.seterrcall``), which stays."""
+    settings = np.geterr()
+    if "call" in settings.values():
+        return None
+    errors = np.errstate(call=_floating_point_error, **{k: "call" if v == "warn" else v for k, v in settings.items()})
+    errors.__enter__()
+    return errors
+
+
+def _floating_point_error(kind: str, flag: int) -> None:
+    """A floating-point error NumPy would warn of, in the mode's block: a ``RuntimeWarning`` at the line of the
+    user's code that made it (the first frame outside trackerlab and NumPy), naming the operation, once per line
+    as NumPy's are."""
+    from .ops.registry import Op
+
+    frame = sys._getframe(1)
+    inside, op = False, None
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN):
+        if frame.f_code.co_filename.startswith(_OWN[0]):
+            inside = True
+            if op is None:  # the innermost operation being called (``Op.__call__``'s self, ``_record2``'s op)
+                local = frame.f_locals
+                found = local.get("self", local.get("op"))
+                op = found if isinstance(found, Op) else None
+        frame = frame.f_back
+    if op is not None:
+        what = f"{kind} encountered in {op.name}"
+    else:
+        what = f"{kind} encountered in a trackerlab operation" if inside else f"{kind} encountered"
+    globals_ = frame.f_globals
+    warnings.warn_explicit(
+        what,
+        RuntimeWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=globals_.get("__name__"),
+        registry=globals_.setdefault("__warningregistry__", {}),
+    )
 
 
 def _check(node: Tracked, g, sent) -> None:

@@ -17,6 +17,7 @@ from .core.guard import Verified
 from .core.plain import ZERO_GRAD, _lock, _zeros_like
 from .core.recording import RECORDING, recording
 from .core.tape import _new, _next_epoch
+from .core.tracebacks import entry_point
 from .core.tracked import Tracked, _leaf, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers, check_replayed
 from .core.walk import Walk, _count_uses
@@ -27,6 +28,7 @@ from .trees import flatten, is_structure, leaves_like
 __all__ = ["Grads", "Params", "WithGradient", "back_", "forward", "gradient", "update_", "withgradient", "zero_grad_"]
 
 
+@entry_point
 def back_(y: Any, Δ: Any = None) -> None:
     """Flux ``back!``: back-propagate from ``y`` and accumulate sensitivities into the leaves' ``.grad``.
 
@@ -74,6 +76,7 @@ def _as_result(delta, node: Tracked):
     return _wrap(_leaf(_lock(delta), ZERO_GRAD))  # its .grad: zeros, made if read
 
 
+@entry_point
 def forward(f: Callable, *args: Any) -> tuple[Any, Callable]:
     """``(y, back)``: the value of ``f(*args)`` and its backpropagator.
 
@@ -97,11 +100,13 @@ def forward(f: Callable, *args: Any) -> tuple[Any, Callable]:
     given_tracked = _any_tracked(args)
     if is_structure(y):  # several results (a list, a tuple, a dict of them): back takes one Δ for each
 
+        @entry_point
         def back(Δ=None):
             return _back_structure(f, nodes, y, Δ, given_tracked, horizon)
 
         return y, back
 
+    @entry_point
     def back(Δ=None):
         return _back(f, nodes, y, Δ, given_tracked, horizon)
 
@@ -355,6 +360,7 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     return _new(gradient, tuple(nodes), None, delta, back=pullback)
 
 
+@entry_point
 def gradient(f: Callable, *args: Any) -> tuple | Grads:
     """The gradients of the scalar function ``f`` at ``args``, tracked as in Flux so that they can be
     differentiated again. With one ``Params`` argument, ``f`` takes no arguments and the result is a
@@ -473,6 +479,7 @@ WithGradient.__doc__ = """``withgradient``'s result: ``val``, f's value (its los
 gives it."""
 
 
+@entry_point
 def withgradient(f: Callable, *args: Any) -> WithGradient:
     """The value of ``f`` with its gradients, from one run of ``f``: ``WithGradient(val, grad)``, a named tuple
     (Zygote's and Tracker.jl's ``(val = …, grad = …)``), ``grad`` as ``gradient(f, *args)`` gives it (a tuple

@@ -10,6 +10,7 @@ from typing import Any
 from .api import _NESTED, forward
 from .backends.arrays import library_name, namespace
 from .core.recording import RECORDING
+from .core.tracebacks import entry_point
 from .core.tracked import _TrackedValue, data, param
 from .core.validation import check_loss, check_numbers
 from .ops.registry import operations
@@ -18,6 +19,7 @@ from .trees import flatten, is_structure
 __all__ = ["hessian", "jacobian"]
 
 
+@entry_point
 def jacobian(f: Callable, x: Any) -> Any:
     """The Jacobian of ``f`` at ``x``, a plain array of shape ``f(x).shape + x.shape``; inside a function being
     differentiated (a third derivative, the gradient of a Hessian), a tracked one where it depends on tracked
@@ -106,6 +108,7 @@ def _complex(value) -> bool:
     return xp.isdtype(xp.asarray(value).dtype, "complex floating")
 
 
+@entry_point
 def hessian(f: Callable, x: Any) -> Any:
     """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its gradient (nested AD). For a
     structure ``x``, a structure of structures: ``H[a][b]`` is the block of the leaves ``a`` and ``b`` of ``x``,

@@ -5,6 +5,7 @@ free outside the mode. ``%%track --anomaly`` in IPython's test shell."""
 import inspect
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -291,3 +292,67 @@ def test_a_file_outside_ipython_is_named_by_its_path():
     from trackerlab.anomaly import _place
 
     assert _place("train.py", 7) == "train.py:7"
+
+
+# ---------------------------------------------------------------- warnings in the mode
+
+
+def test_the_mode_reports_a_bad_pullback_by_its_error_alone():
+    """The pullback of sqrt at 0 divides by 0: the AnomalyError says so, and NumPy's warning, which would point
+    into trackerlab's rules, is not shown."""
+    with warnings.catch_warnings(record=True) as caught, tl.detect_anomaly():
+        warnings.simplefilter("always")
+        x = tl.param([1.0, 0.0])
+        y = tl.sum(tl.sqrt(x) / tl.param([2.0, 0.5]))
+        with pytest.raises(AnomalyError):
+            tl.back_(y)
+    assert [str(w.message) for w in caught] == []
+
+
+def test_outside_the_mode_numpy_warns_as_it_does():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = tl.param([1.0, 0.0])
+        tl.back_(tl.sum(tl.sqrt(x)))
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
+
+
+def test_a_forward_warning_in_the_mode_points_at_the_users_line():
+    """A log of 0 in the forward pass warns at the line that computed it, not inside trackerlab: the mode checks
+    the backward pass only, which may never reach it."""
+    with warnings.catch_warnings(record=True) as caught, tl.detect_anomaly():
+        warnings.simplefilter("always")
+        x = tl.param([1.0, 0.0])
+        line = here()
+        tl.log(x)
+        operator_line = here()
+        x / tl.param([2.0, 0.0])
+        plain_line = here()
+        np.log(np.array([0.0]))  # your own NumPy call on plain values: said at your line too
+    assert [(str(w.message), w.filename, w.lineno, w.category) for w in caught] == [
+        ("divide by zero encountered in log", __file__, line, RuntimeWarning),
+        ("invalid value encountered in divide", __file__, operator_line, RuntimeWarning),  # 0 / 0
+        ("divide by zero encountered", __file__, plain_line, RuntimeWarning),
+    ]
+
+
+def test_the_mode_leaves_numpys_error_state_as_it_was():
+    before = np.geterr(), np.geterrcall()
+    with tl.detect_anomaly(), tl.detect_anomaly():
+        pass
+    assert (np.geterr(), np.geterrcall()) == before
+    with np.errstate(all="raise"), tl.detect_anomaly():  # the user's setting holds in the block
+        with pytest.raises(FloatingPointError):
+            tl.log(tl.param([0.0]))
+    handled = []
+    with np.errstate(divide="call", call=lambda kind, flag: handled.append(kind)), tl.detect_anomaly():
+        tl.log(tl.param([0.0]))  # a handler of the user's own stays
+    assert handled == ["divide by zero"]
+
+
+def test_track_anomaly_shows_one_error_and_no_warning(ip):
+    with warnings.catch_warnings(record=True) as caught, capture_output() as shown:
+        warnings.simplefilter("always")
+        result = ip.run_cell("%%track -p a --back y --anomaly\ns = tl.sqrt(a)\ny = tl.sum(s / 2)")
+    assert isinstance(result.error_in_exec, AnomalyError)
+    assert [str(w.message) for w in caught] == [] and "Warning" not in shown.stderr + shown.stdout

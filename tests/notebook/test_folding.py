@@ -153,7 +153,9 @@ def test_an_mlp_reads_as_its_layers_first_and_each_layer_opens_below_with_its_op
     assert sorted(inside1.values()) == ["W1 = param", "add#1", "b1 = param", "const", "matmul#1", "tanh#1"]
     assert sorted(inside2.values()) == ["W2 = param", "add#2", "b2 = param", "matmul#2", "tanh#1"]
     assert "from layer 1" in box_texts(second)[key[loss.tracker.args[0].args[0].args[0].args[0]]]
-    consts = {key for key, title in {**inside1, **inside2}.items() if title == "const"}  # the input x, drawn as a constant
+    consts = {
+        key for key, title in {**inside1, **inside2}.items() if title == "const"
+    }  # the input x, drawn as a constant
     assert layer_nodes == (set(inside1) - {W1, b1} | set(inside2) - {W2, b2}) - consts
 
 

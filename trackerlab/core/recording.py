@@ -66,7 +66,7 @@ class _Anomaly:
     def __init__(self):
         self.active = 0
         self.record = None  # set by anomaly.py: record(node) notes the user's line that recorded ``node``
-        self.checker = None  # set by anomaly.py: checker(root, seed) gives the walk its per-step check, or None
+        self.checker = None  # set by anomaly.py: checker(root, seed) gives the walk what watches its steps, or None
 
 
 ANOMALY = _Anomaly()

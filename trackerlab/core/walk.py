@@ -150,7 +150,7 @@ class Walk:
         """Every node's ``(node, g, sent)``."""
         if self.check is None:
             return self._run(True)
-        return _checked(self._run(True), self.check)
+        return self.check(self._run(True))
 
     def leaves(self):
         """Only the leaves' (and ``stop`` nodes') ``(node, g, LEAF)``: the same walk, for callers that read
@@ -209,13 +209,6 @@ class Walk:
                 raise wrapped from error
             if every:
                 yield node, g, sent
-
-
-def _checked(steps, check):
-    """The walk's ``steps`` under ``detect_anomaly``: ``check`` raises at the first NaN or Inf."""
-    for node, g, sent in steps:
-        check(node, g, sent)
-        yield node, g, sent
 
 
 def _in_leaf_dtype(g, value):

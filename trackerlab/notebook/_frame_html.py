@@ -12,6 +12,7 @@ from ..presentation.text import number
 from ._frames import Frames
 from ._i18n import _
 from ._inline import INLINE
+from ._stepvalues import pictures
 from ._theme import PICTURE_CSS, svg_source
 
 __all__ = ["MAX_NODES", "PANEL_CHARS", "VIEW", "ZOOM", "check_report", "frame_html", "frame_text", "panel_lines"]
@@ -69,7 +70,7 @@ def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: b
     return (
         f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
         f'<pre class="tl-frame-text" style="{INLINE["tl-frame-text"]};min-height:{height}">'
-        f"{html.escape(frame_text(frames, i, check))}</pre>"
+        f"{html.escape(frame_text(frames, i, check))}</pre>{pictures(frames, i)}"
         f'<div class="tl-frame-drawing">{drawing}</div></div></div>'
     )
 

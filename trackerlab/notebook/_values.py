@@ -1,6 +1,7 @@
 """Arrays as HTML for the notebook reprs: small ones as tables (one table per 2-D slice for three or more
-dimensions, as NumPy prints them), large ones as a summary (range, mean, spread, a sparkline histogram
-and NaN/Inf counts)."""
+dimensions, as NumPy prints them), a larger 2-D one as a heat map (``_heatmap``; past its cells, of block
+means, over the summary), other large ones as a summary (range, mean, spread, a sparkline histogram and
+NaN/Inf counts)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..backends.arrays import to_host
 from ..presentation.text import number
+from ._heatmap import CELLS, heatmap_html, wanted
 from ._i18n import _
 from ._lazy import is_lazy, lazy_text, size_text
 
@@ -22,7 +24,7 @@ TABLE_SLICES = 12  # an array of three or more dimensions is shown whole up to t
 
 
 def array_html(x, empty: str) -> str:
-    """``x`` as HTML: a number, a table, or a summary; ``empty`` says why there is no value."""
+    """``x`` as HTML: a number, a table, a heat map, or a summary; ``empty`` says why there is no value."""
     if x is None:
         return f'<div class="tl-none">{escape(empty)}</div>'
     x = x.data if hasattr(x, "tracker") else x
@@ -31,6 +33,9 @@ def array_html(x, empty: str) -> str:
     a = to_host(x)
     if a.ndim == 0:
         return f'<div class="tl-scalar">{escape(number(a[()], compact=True))}</div>'
+    if wanted(a):
+        shrunk = a.shape[0] > CELLS or a.shape[1] > CELLS
+        return heatmap_html(a) + (f'<div class="tl-heat-summary">{_summary(a)}</div>' if shrunk else "")
     if a.ndim <= 2 and a.shape[0] <= TABLE_ROWS and (a.ndim == 1 or a.shape[1] <= TABLE_COLUMNS) and a.size:
         return _table(a)
     if a.ndim > 2 and a.size and a.shape[-2] <= TABLE_ROWS and a.shape[-1] <= TABLE_COLUMNS:

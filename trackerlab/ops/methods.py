@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from ..core.recording import EVERY_THREAD, RECORDING
+from ..core.tracebacks import trimmed
 from ..core.tracked import TrackedArray, _TrackedValue, data
 from ..rules import complex as C
 from ..rules import elementwise as E
@@ -35,9 +36,13 @@ def _binary(op):
     def method(self, other):
         # ``op(self, other)``'s own recording path for a recording thread and an operand that is not a list
         # (most operators in a forward pass), without the general call's checks
-        if (EVERY_THREAD.recording or RECORDING.on) and op.rule is not None and not isinstance(other, _SEQUENCES):
-            return _record2(op, self.tracker, other.tracker if isinstance(other, _TrackedValue) else other)
-        return op(self, other)
+        try:
+            if (EVERY_THREAD.recording or RECORDING.on) and op.rule is not None and not isinstance(other, _SEQUENCES):
+                return _record2(op, self.tracker, other.tracker if isinstance(other, _TrackedValue) else other)
+            return op(self, other)
+        except Exception as error:  # an entry point: the traceback ends in the caller's code (core.tracebacks)
+            trimmed(error)
+            raise
 
     return method
 
@@ -47,9 +52,13 @@ def _reflected(op):
         return lambda self, other: op(other, self)
 
     def method(self, other):  # ``op(other, self)``, as ``_binary``
-        if (EVERY_THREAD.recording or RECORDING.on) and op.rule is not None and not isinstance(other, _SEQUENCES):
-            return _record2(op, other.tracker if isinstance(other, _TrackedValue) else other, self.tracker)
-        return op(other, self)
+        try:
+            if (EVERY_THREAD.recording or RECORDING.on) and op.rule is not None and not isinstance(other, _SEQUENCES):
+                return _record2(op, other.tracker if isinstance(other, _TrackedValue) else other, self.tracker)
+            return op(other, self)
+        except Exception as error:
+            trimmed(error)
+            raise
 
     return method
 
@@ -70,27 +79,55 @@ def _shape_arg(shape: tuple):
     return shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
 
 
+# The methods people call most are entry points too (``core.tracebacks``): an error escaping one leaves with
+# a traceback that ends in the caller's code. (A ``try`` costs nothing while nothing is raised.)
+
+
 def _reshape(self, *shape, order="C", **options):
-    _no("reshape", **options)
-    return S.reshape(self, _shape_arg(shape)) if order == "C" else S.reshape(self, _shape_arg(shape), order)
+    try:
+        _no("reshape", **options)
+        return S.reshape(self, _shape_arg(shape)) if order == "C" else S.reshape(self, _shape_arg(shape), order)
+    except Exception as error:
+        trimmed(error)
+        raise
 
 
 def _transpose(self, *axes):
-    return S.transpose(self) if not axes else S.transpose(self, _shape_arg(axes))
+    try:
+        return S.transpose(self) if not axes else S.transpose(self, _shape_arg(axes))
+    except Exception as error:
+        trimmed(error)
+        raise
+
+
+def _getitem(self, index):
+    try:
+        return I.getitem(self, _index(index))
+    except Exception as error:
+        trimmed(error)
+        raise
 
 
 def _reduction(op):
     def method(self, axis=None, dtype=None, out=None, keepdims=False, **options):
-        _no(op.name, dtype=dtype, out=out, **options)
-        return op(self, axis=axis, keepdims=keepdims)
+        try:
+            _no(op.name, dtype=dtype, out=out, **options)
+            return op(self, axis=axis, keepdims=keepdims)
+        except Exception as error:
+            trimmed(error)
+            raise
 
     return method
 
 
 def _extremum(op):
     def method(self, axis=None, out=None, keepdims=False, **options):
-        _no(op.name, out=out, **options)
-        return op(self, axis=axis, keepdims=keepdims)
+        try:
+            _no(op.name, out=out, **options)
+            return op(self, axis=axis, keepdims=keepdims)
+        except Exception as error:
+            trimmed(error)
+            raise
 
     return method
 
@@ -150,7 +187,7 @@ _OPERATORS = {
     "__neg__": ("negative", lambda self: E.negative(self)),
     "__pos__": ("positive", lambda self: self),
     "__abs__": ("abs", lambda self: E.abs(self)),
-    "__getitem__": ("getitem", lambda self, index: I.getitem(self, _index(index))),
+    "__getitem__": ("getitem", _getitem),
     "__mod__": ("remainder", _binary(Q.remainder)),
     "__rmod__": ("remainder", _reflected(Q.remainder)),
     "__divmod__": ("remainder", _binary(Q.divmod)),
@@ -263,6 +300,14 @@ def _floor_divide(x, y):
         return xp.floor_divide(xp.asarray(x), xp.asarray(y))[()]
 
 
+def _array_function(self, func, types, args, kwargs):
+    try:
+        return numpy_protocol.array_function(func, types, args, kwargs)
+    except Exception as error:  # an entry point: the traceback ends in the caller's code (core.tracebacks)
+        trimmed(error)
+        raise
+
+
 def bind() -> None:
     for name, (_, method) in {**_OPERATORS, **_METHODS}.items():
         setattr(_TrackedValue, name, method)
@@ -281,9 +326,7 @@ def bind() -> None:
     _TrackedValue.__floordiv__ = lambda self, other: _floor_divide(data(self), plain(other))
     _TrackedValue.__rfloordiv__ = lambda self, other: _floor_divide(plain(other), data(self))
     _TrackedValue.__array_ufunc__ = numpy_protocol.dispatch_ufunc
-    _TrackedValue.__array_function__ = lambda self, func, types, args, kwargs: numpy_protocol.array_function(
-        func, types, args, kwargs
-    )
+    _TrackedValue.__array_function__ = _array_function
     _TrackedValue.__array__ = _array
     _TrackedValue.__hash__ = lambda self: id(self.tracker)
     TrackedArray.__iter__ = TrackedArray.__iter__

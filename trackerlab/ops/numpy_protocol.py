@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..core.tracebacks import trimmed
 from ..core.tracked import _TrackedValue
 from ..rules import function as _function
 from ..rules import functions as _functions
@@ -374,11 +375,15 @@ _CALLS: dict[np.ufunc, Callable] = {}
 def dispatch_ufunc(self, ufunc, method: str, *inputs, **kwargs):
     """``__array_ufunc__`` of tracked values: a plain call of a ufunc met before goes straight to its tl
     function; everything else to ``array_ufunc``."""
-    if not kwargs and method == "__call__":
-        f = _CALLS.get(ufunc)
-        if f is not None:
-            return f(*inputs)
-    return array_ufunc(ufunc, method, *inputs, **kwargs)
+    try:
+        if not kwargs and method == "__call__":
+            f = _CALLS.get(ufunc)
+            if f is not None:
+                return f(*inputs)
+        return array_ufunc(ufunc, method, *inputs, **kwargs)
+    except Exception as error:  # an entry point: the traceback ends in the caller's code (core.tracebacks)
+        trimmed(error)
+        raise
 
 
 def array_ufunc(ufunc, method: str, *inputs, **kwargs):

@@ -11,6 +11,7 @@ from ..backends.arrays import NDARRAY, REAL_SCALARS, namespace
 from ..backends.dask import involved, refusal
 from ..core.recording import EVERY_THREAD, RECORDING
 from ..core.tape import _NO_KWARGS, _new
+from ..core.tracebacks import trimmed
 from ..core.tracked import Tracked, _TrackedValue, data
 
 __all__ = ["Op", "defop", "register_rules", "supported_operations"]
@@ -58,86 +59,96 @@ class Op:
         return self.name
 
     def __call__(self, *args, **kwargs):
-        # Unary and binary calls are most calls: they are checked without loops. Everything else, and
-        # lists or tuples to convert, take the general path below.
-        n = len(args)
-        if n == 1:
-            x = args[0]
-            if isinstance(x, _TrackedValue):
-                if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None and self.arity != 0:
-                    if kwargs:
-                        _refuse_tracked_settings(self, (), kwargs)
-                    node = x.tracker
+        try:
+            # Unary and binary calls are most calls: they are checked without loops. Everything else, and
+            # lists or tuples to convert, take the general path below.
+            n = len(args)
+            if n == 1:
+                x = args[0]
+                if isinstance(x, _TrackedValue):
+                    if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None and self.arity != 0:
+                        if kwargs:
+                            _refuse_tracked_settings(self, (), kwargs)
+                        node = x.tracker
+                        try:
+                            out = self.impl(node.data, **kwargs) if kwargs else self.impl(node.data)
+                        except _FAILURES as error:
+                            raise _explain(self, (node.data,), error) from None
+                        return _new(self, (node,), kwargs, out)
+                elif not isinstance(x, _SEQUENCES):
+                    if type(x) not in _OPERAND_TYPES and isinstance(x, _NOT_OPERANDS):
+                        _refuse_iterable(self, 0, x)
                     try:
-                        out = self.impl(node.data, **kwargs) if kwargs else self.impl(node.data)
+                        return self.impl(x, **kwargs) if kwargs else self.impl(x)
                     except _FAILURES as error:
-                        raise _explain(self, (node.data,), error) from None
-                    return _new(self, (node,), kwargs, out)
-            elif not isinstance(x, _SEQUENCES):
-                if type(x) not in _OPERAND_TYPES and isinstance(x, _NOT_OPERANDS):
-                    _refuse_iterable(self, 0, x)
-                try:
-                    return self.impl(x, **kwargs) if kwargs else self.impl(x)
-                except _FAILURES as error:
-                    raise _explain(self, args, error) from None
-        elif n == 2 and not kwargs and (self.arity is None or self.arity == 2):  # (cross_entropy(z, Y): arity 2)
-            x, y = args
-            if isinstance(x, _TrackedValue):
-                if isinstance(y, _TrackedValue):
-                    if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                        return _record2(self, x.tracker, y.tracker)
-                elif (
-                    not isinstance(y, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None
+                        raise _explain(self, args, error) from None
+            elif n == 2 and not kwargs and (self.arity is None or self.arity == 2):  # (cross_entropy(z, Y): arity 2)
+                x, y = args
+                if isinstance(x, _TrackedValue):
+                    if isinstance(y, _TrackedValue):
+                        if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
+                            return _record2(self, x.tracker, y.tracker)
+                    elif (
+                        not isinstance(y, _SEQUENCES)
+                        and (EVERY_THREAD.recording or RECORDING.on)
+                        and self.rule is not None
+                    ):
+                        return _record2(self, x.tracker, y)
+                elif isinstance(y, _TrackedValue):
+                    if (
+                        not isinstance(x, _SEQUENCES)
+                        and (EVERY_THREAD.recording or RECORDING.on)
+                        and self.rule is not None
+                    ):
+                        return _record2(self, x, y.tracker)
+                elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
+                    for i, a in enumerate(args):
+                        if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
+                            _refuse_iterable(self, i, a)
+                    try:
+                        return self.impl(x, y)
+                    except _FAILURES as error:
+                        raise _explain(self, args, error) from None
+            elif n == 2 and kwargs and (self.arity is None or self.arity == 2):  # two operands, settings by keyword
+                x, y = args  # (the fused pullbacks' exponent=): recorded without the general path's lists
+                if (
+                    (EVERY_THREAD.recording or RECORDING.on)
+                    and self.rule is not None
+                    and (isinstance(x, _TrackedValue) or isinstance(y, _TrackedValue))
+                    and not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES))
                 ):
-                    return _record2(self, x.tracker, y)
-            elif isinstance(y, _TrackedValue):
-                if not isinstance(x, _SEQUENCES) and (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                    return _record2(self, x, y.tracker)
-            elif not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
-                for i, a in enumerate(args):
+                    return _record2_set(
+                        self,
+                        x.tracker if isinstance(x, _TrackedValue) else x,
+                        y.tracker if isinstance(y, _TrackedValue) else y,
+                        kwargs,
+                    )
+            arity = self.arity
+            for a in args if arity is None else args[:arity]:
+                if isinstance(a, _ARGUMENT_KINDS):
+                    break
+            else:
+                for i, a in enumerate(args if arity is None else args[:arity]):
                     if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
                         _refuse_iterable(self, i, a)
-                try:
-                    return self.impl(x, y)
+                if arity is not None:  # settings (a shape, an axis) may be tracked: run on their data
+                    for a in args[arity:]:
+                        if isinstance(a, _TrackedValue):
+                            if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
+                                _refuse_tracked_settings(self, args, kwargs)
+                            return _run(self, _plain(self, args), kwargs)
+                try:  # the common plain case: nothing to convert, nothing to record
+                    return self.impl(*args, **kwargs)
                 except _FAILURES as error:
                     raise _explain(self, args, error) from None
-        elif n == 2 and kwargs and (self.arity is None or self.arity == 2):  # two operands, settings by keyword
-            x, y = args  # (the fused pullbacks' exponent=): recorded without the general path's lists
-            if (
-                (EVERY_THREAD.recording or RECORDING.on)
-                and self.rule is not None
-                and (isinstance(x, _TrackedValue) or isinstance(y, _TrackedValue))
-                and not (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES))
-            ):
-                return _record2_set(
-                    self,
-                    x.tracker if isinstance(x, _TrackedValue) else x,
-                    y.tracker if isinstance(y, _TrackedValue) else y,
-                    kwargs,
-                )
-        arity = self.arity
-        for a in args if arity is None else args[:arity]:
-            if isinstance(a, _ARGUMENT_KINDS):
-                break
-        else:
-            for i, a in enumerate(args if arity is None else args[:arity]):
-                if type(a) not in _OPERAND_TYPES and isinstance(a, _NOT_OPERANDS):
-                    _refuse_iterable(self, i, a)
-            if arity is not None:  # settings (a shape, an axis) may be tracked: run on their data
-                for a in args[arity:]:
-                    if isinstance(a, _TrackedValue):
-                        if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-                            _refuse_tracked_settings(self, args, kwargs)
-                        return _run(self, _plain(self, args), kwargs)
-            try:  # the common plain case: nothing to convert, nothing to record
-                return self.impl(*args, **kwargs)
-            except _FAILURES as error:
-                raise _explain(self, args, error) from None
-        if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
-            for a in args[: self.arity]:
-                if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
-                    return _record(self, args, kwargs)
-        return _run(self, _plain(self, args), kwargs)
+            if (EVERY_THREAD.recording or RECORDING.on) and self.rule is not None:
+                for a in args[: self.arity]:
+                    if isinstance(a, _TrackedValue) or (isinstance(a, _SEQUENCES) and _holds_tracked(a)):
+                        return _record(self, args, kwargs)
+            return _run(self, _plain(self, args), kwargs)
+        except Exception as error:  # an entry point: the traceback ends in the caller's code (core.tracebacks)
+            trimmed(error)
+            raise
 
     def __repr__(self) -> str:
         return f"<trackerlab op {self.name}>"
