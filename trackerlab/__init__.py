@@ -16,6 +16,7 @@ from .api import WithGradient, back_, forward, gradient, withgradient
 from .backends.dask import progress
 from .checks.grads import check_grads
 from .checks.tape import check_tape
+from .core.errors import DTypeError, FirstOrderError, LazyValueError, ShapeError, StaleValueError, TrackerlabError
 from .core.recording import no_grad, scope
 from .core.tracked import (
     Call,
@@ -48,13 +49,19 @@ __version__ = "0.1.0"
 # (read from the tables: a new operation needs no line here).
 __all__ = [
     "Call",
+    "DTypeError",
+    "FirstOrderError",
     "Grads",
+    "LazyValueError",
     "Op",
     "Params",
+    "ShapeError",
+    "StaleValueError",
     "Step",
     "Tracked",
     "TrackedArray",
     "TrackedReal",
+    "TrackerlabError",
     "WithGradient",
     "back_",
     "backprop_steps",

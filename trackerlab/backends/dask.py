@@ -12,6 +12,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
+from ..core.errors import LazyValueError
 from .arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
 
 __all__ = ["compute", "is_lazy", "progress"]
@@ -156,16 +157,13 @@ def refusal(name: str, error: Exception, where: str = "") -> Exception:
     if "needs concrete values" in text:  # an inner operation said so already
         if text.startswith(f"{name}:"):
             return error
-        wrapped = TypeError(f"{name}: {where}failed: {text}")
-        wrapped._trackerlab_op = name
-        return wrapped
-    wrapped = TypeError(
+        return LazyValueError(f"{name}: {where}failed: {text}", op=name)
+    return LazyValueError(
         f"{name}: {where}needs concrete values, which lazy (dask) arrays do not have: dask cannot run it "
         f"lazily on these arrays ({type(error).__name__}: {text}). Compute the values first "
-        "(x.compute() or dask.compute), or keep this step on NumPy arrays"
+        "(x.compute() or dask.compute), or keep this step on NumPy arrays",
+        op=name,
     )
-    wrapped._trackerlab_op = name
-    return wrapped
 
 
 def _rewordable(error: Exception) -> bool:

@@ -11,6 +11,7 @@ import math
 
 from ..backends.arrays import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
 from ..backends.dask import involved, refusal
+from .errors import DTypeError, ShapeError, StaleValueError, TrackerlabError, naming
 from .guard import Verified, changed_constant
 from .plain import _copy_plain
 from .precision import _in_precision, _is_complex, _kind_name, dtype_kind, dtype_name
@@ -103,15 +104,13 @@ def check_fresh(node: Tracked) -> None:
         )
 
 
-def stale_argument(node: Tracked, i: int, how: str) -> RuntimeError:
+def stale_argument(node: Tracked, i: int, how: str) -> StaleValueError:
     """The error for ``node``'s argument ``i`` that changed after ``node`` was recorded; ``how`` says when, with
     ``{name}`` for the operation's name."""
     name = node.f.name
     arg = node.args[i]
     what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
-    error = RuntimeError(f"{name}: argument {i + 1} ({what}) " + how.format(name=name))
-    error._trackerlab_op = name
-    return error
+    return StaleValueError(f"{name}: argument {i + 1} ({what}) " + how.format(name=name), op=name)
 
 
 def check_constants(node: Tracked, verified: Verified | None = None) -> None:
@@ -124,14 +123,13 @@ def check_constants(node: Tracked, verified: Verified | None = None) -> None:
             position, value = entry[0], entry[1]
             where = f"argument {position + 1}" if isinstance(position, int) else f"the keyword argument {position}="
             what = f"array of shape {shape_of(value)}" if hasattr(value, "shape") else type(value).__name__
-            error = RuntimeError(
+            raise StaleValueError(
                 f"{name}: {where} (a constant {what}) was changed in place after {name} "
                 "was recorded, so the gradient would be computed at its new values, not at the values the forward "
                 "pass used. Pass a copy (e.g. x * c.copy(), X.copy() @ w), or run the forward pass again after "
-                "changing it"
+                "changing it",
+                op=name,
             )
-            error._trackerlab_op = name
-            raise error
 
 
 def check_separate_grads(nodes) -> None:
@@ -177,26 +175,29 @@ def check_sent(node: Tracked, sent) -> None:
         kind = dtype_kind(s)
         problem = None
         if kind is None:
-            problem = TypeError(
+            problem = DTypeError(
                 f"{name}: the pullback sent a {type(s).__name__} as the sensitivity of argument {i + 1}; "
-                f"send an array (or a number) of the argument's shape {want}"
+                f"send an array (or a number) of the argument's shape {want}",
+                op=name,
             )
         elif kind not in "biuf" and kind != "c":
-            problem = TypeError(
-                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers"
+            problem = DTypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers",
+                op=name,
             )
         elif shape_of(s) != want and not unknown_alike(shape_of(s), want):
-            problem = ValueError(
+            problem = ShapeError(
                 f"{name}: the pullback's sensitivity for argument {i + 1} has shape {shape_of(s)}, "
-                f"but the argument has shape {want}"
+                f"but the argument has shape {want}",
+                op=name,
             )
         elif kind == "c" and dtype_kind(arg.data) != "c":
-            problem = TypeError(
+            problem = DTypeError(
                 f"{name}: the pullback's sensitivity for argument {i + 1} is complex ({dtype_name(s)}), but the "
-                f"argument is real ({dtype_name(arg.data)}); the gradient of a real input must be real"
+                f"argument is real ({dtype_name(arg.data)}); the gradient of a real input must be real",
+                op=name,
             )
         if problem is not None:
-            problem._trackerlab_op = name
             raise problem
 
 
@@ -208,13 +209,15 @@ def unknown_alike(a: tuple, b: tuple) -> bool:
 def reworded(node: Tracked, g, error: Exception):
     """``error``, raised while back-propagating through ``node``, reworded to name the operation and the
     shapes, with the original as its cause; ``None`` where it names an operation already (it says so,
-    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
+    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data). The
+    reworded error is of the original's type (``except ZeroDivisionError`` still catches it) and names the
+    operation as its ``.op`` (``core.errors.naming``)."""
     name = node.f.name
     message = str(error)
     if involved((g, *node.f.args)):
         return refusal(name, error, "the backward pass ")
     if (
-        getattr(error, "_trackerlab_op", None) is not None
+        isinstance(error, TrackerlabError)
         or message.startswith(f"{name}:")
         or type(error).__module__.split(".")[0] == "trackerlab"
     ):
@@ -225,14 +228,9 @@ def reworded(node: Tracked, g, error: Exception):
         f"(argument shapes {shapes}; sensitivity of shape {shape_of(data(g))})"
     )
     try:
-        wrapped = type(error)(text)
-    except Exception:  # an exception type that takes other arguments
-        wrapped = RuntimeError(text)
-    try:
-        wrapped._trackerlab_op = name
-    except AttributeError:
-        pass
-    return wrapped
+        return naming(type(error))(text, op=name)
+    except Exception:  # an exception type that takes other arguments, or cannot be subclassed
+        return naming(RuntimeError)(text, op=name)
 
 
 def check_replayed(first, again, who: str, what: str = "value") -> None:
