@@ -16,7 +16,18 @@ from .api import WithGradient, back_, forward, gradient, withgradient
 from .backends.dask import progress
 from .checks.grads import check_grads
 from .checks.tape import check_tape
-from .core.errors import DTypeError, FirstOrderError, LazyValueError, ShapeError, StaleValueError, TrackerlabError
+from .core.errors import (
+    ArgumentError,
+    DTypeError,
+    FirstOrderError,
+    LazyValueError,
+    NonFiniteError,
+    ParameterError,
+    ReplayError,
+    ShapeError,
+    StaleValueError,
+    TrackerlabError,
+)
 from .core.recording import no_grad, scope
 from .core.tracked import (
     Call,
@@ -48,13 +59,17 @@ __version__ = "0.1.0"
 # The engine's API, then every operation, wrapper and composite of the rule tables as ``tl.<name>``
 # (read from the tables: a new operation needs no line here).
 __all__ = [
+    "ArgumentError",
     "Call",
     "DTypeError",
     "FirstOrderError",
     "Grads",
     "LazyValueError",
+    "NonFiniteError",
     "Op",
+    "ParameterError",
     "Params",
+    "ReplayError",
     "ShapeError",
     "StaleValueError",
     "Step",

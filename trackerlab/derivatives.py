@@ -9,6 +9,7 @@ from typing import Any
 
 from .api import _NESTED, forward
 from .backends.arrays import library_name, namespace
+from .core.errors import Caller
 from .core.recording import RECORDING
 from .core.tracked import _TrackedValue, data, param
 from .core.validation import check_loss, check_numbers
@@ -35,17 +36,19 @@ def jacobian(f: Callable, x: Any) -> Any:
     {'a': 3.0, 'b': 2.0}
     """
     if is_structure(x):
-        leaves, _, rebuild_x = flatten(x, "jacobian")
+        with _JACOBIAN:
+            leaves, _, rebuild_x = flatten(x)
         y, back = forward(lambda *xs: f(rebuild_x(iter(xs))), *leaves)
     else:
         leaves, rebuild_x = [x], None
         y, back = forward(f, x)
-    if is_structure(y):
-        outputs, _, rebuild_y = flatten(y, "jacobian")
-    else:
-        outputs, rebuild_y = [y], None
-    for out in outputs:
-        check_numbers(out, "jacobian")
+    with _JACOBIAN:
+        if is_structure(y):
+            outputs, _, rebuild_y = flatten(y)
+        else:
+            outputs, rebuild_y = [y], None
+        for out in outputs:
+            check_numbers(out)
     x_values = [data(v) if isinstance(v, _TrackedValue) else data(param(v)) for v in leaves]
     if rebuild_x is None and rebuild_y is None and _complex(data(y)) and not _complex(x_values[0]):
         # a real x and complex values: a backward pass gives the derivative of the real part of what it is seeded
@@ -119,7 +122,12 @@ def hessian(f: Callable, x: Any) -> Any:
 
     def grad_f(x):
         y, back = forward(f, x)
-        check_loss(y, "hessian")
+        with _HESSIAN:
+            check_loss(y)
         return back()[0]
 
     return jacobian(grad_f, x)
+
+
+_JACOBIAN = Caller("jacobian")
+_HESSIAN = Caller("hessian")

@@ -25,6 +25,7 @@ from typing import Any
 
 from .api import _NESTED, _run, _sensitivities
 from .backends.arrays import NDARRAY, library_name, namespace
+from .core.errors import Caller
 from .core.recording import RECORDING
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers
@@ -96,7 +97,8 @@ def jacfwd(f: Callable, x: Any) -> Any:
             "or use tl.jvp with tuples of primals and tangents)"
         )
     inputs, y, nodes, inside = _recorded(f, (x,), "jacfwd")
-    check_numbers(y, "jacfwd")
+    with Caller("jacfwd"):
+        check_numbers(y)
     y_value = data(y)
     x_value = inputs[0].tracker.data
     out_shape = tuple(getattr(y_value, "shape", ()))
@@ -150,7 +152,8 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
             "hvp: x is a tuple; hvp differentiates with respect to one array (pass tl.stack([...]) and index it in f)"
         )
     _, y, nodes, inside = _recorded(f, (x,), "hvp")
-    check_loss(y, "hvp")
+    with Caller("hvp"):
+        check_loss(y)
     (node,) = nodes
     (tangent,) = [_tangent(v, node, 0, 1, who="hvp")]
     inside = inside or isinstance(tangent, _TrackedValue)
@@ -162,10 +165,12 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
             return _result(Hv, False)
     stop = nodes if isinstance(x, _TrackedValue) else ()
     # (a custom pullback that computes with tl.data(g) is marked by the recorded walk: the walk below refuses it)
-    grad = _sensitivities(y, None, "hvp", nodes, nest=True, stop=stop).get(node)
+    with Caller("hvp"):
+        grad = _sensitivities(y, None, nodes, nest=True, stop=stop).get(node)
     if not _reaches(grad, node):  # f is linear: H = 0
         return _result(_zeros_of(node.data), inside)
-    found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=stop)
+    with Caller("hvp"):
+        found = _sensitivities(grad, tangent, nodes, nest=inside, stop=stop)
     Hv = found.get(node)
     return _result(Hv if Hv is not None else _zeros_of(node.data), inside)
 
@@ -183,7 +188,8 @@ def _recorded(f: Callable, xs: tuple, who: str):
         or any(isinstance(a, _TrackedValue) for a in xs)
     )
     inputs, y = _run(f, xs)
-    check_numbers(y, who)
+    with Caller(who):
+        check_numbers(y)
     return inputs, y, [a.tracker for a in inputs], inside
 
 
@@ -194,7 +200,8 @@ def _transposed(y, nodes: list, stop, who: str):
     value = data(y)
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
-    found = _sensitivities(y, u, who, nodes, nest=True, stop=stop)
+    with Caller(who):
+        found = _sensitivities(y, u, nodes, nest=True, stop=stop)
     return u, [found.get(n) for n in nodes]
 
 
@@ -202,7 +209,8 @@ def _along(root, seed, u, y, inside: bool, who: str):
     """The sensitivity that a walk from ``root`` (a recorded ``Jᵀu``, or the pairing of several) seeded with
     ``seed`` sends to ``u``: ``J v``. The walk stops at the nodes of ``f``'s tape (``y``'s): ``J v`` depends on
     them only through the values they hold. Recorded (``inside``), so that it can be differentiated again."""
-    found = _sensitivities(root, seed, who, (u.tracker,), nest=inside, stop=_tape_of(y))
+    with Caller(who):
+        found = _sensitivities(root, seed, (u.tracker,), nest=inside, stop=_tape_of(y))
     Jv = found.get(u.tracker)
     return Jv if Jv is not None else _zeros_of(data(y))
 

@@ -155,3 +155,63 @@ def test_naming_gives_one_class_per_type():
     kind = naming(KeyError)
     assert naming(KeyError) is kind and issubclass(kind, KeyError) and issubclass(kind, tl.TrackerlabError)
     assert naming(tl.ShapeError) is tl.ShapeError
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public function that was called, named in errors found by the code it runs
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "name"),
+    [
+        (lambda: tl.back_(tl.param([1.0, 2.0]) * 2.0), tl.ShapeError, "back_"),
+        (lambda: next(tl.backprop_steps(3.0)), tl.ArgumentError, "backprop_steps"),
+        (lambda: tl.forward(lambda x: x * 2.0, [1.0, 2.0])[1]([1.0]), tl.ShapeError, "back"),
+        (lambda: tl.gradient(lambda x: x * 2.0, [1.0, 2.0]), tl.ShapeError, "gradient"),
+        (lambda: tl.withgradient(lambda x: x * 2.0, [1.0, 2.0]), tl.ShapeError, "withgradient"),
+        (lambda: tl.hessian(lambda x: x * 2.0, [1.0, 2.0]), tl.ShapeError, "hessian"),
+        (lambda: tl.jacobian(lambda x: "text", 1.0), tl.DTypeError, "jacobian"),
+        (lambda: tl.update_(tl.param(1.0) * 2.0, 1.0), tl.ParameterError, "update_"),
+        (lambda: tl.zero_grad_(tl.param(1.0) * 2.0), tl.ParameterError, "zero_grad_"),
+        (lambda: tl.param("text"), tl.DTypeError, "param"),
+        (lambda: tl.gradient(lambda d: d["a"], {"a": "text"}), tl.ArgumentError, "gradient"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_an_error_about_an_argument_names_the_public_function_called(call, kind, name):
+    with pytest.raises(kind, match=f"^{name}: ") as caught:
+        call()
+    assert type(caught.value) is kind and caught.value.op == name
+
+
+def test_the_innermost_public_function_names_the_error():
+    """``hessian`` runs ``jacobian`` of a gradient: the loss check is ``hessian``'s, not ``jacobian``'s; and a
+    ``back_`` called inside ``gradient``'s function names itself."""
+    with pytest.raises(ValueError, match=r"^hessian: f returned an array of shape \(2,\); hessian needs a scalar"):
+        tl.hessian(lambda x: x * 2.0, [1.0, 2.0])
+
+    def f(x):
+        tl.back_(tl.param([1.0, 2.0]) * 2.0)
+        return x
+
+    with pytest.raises(ValueError, match=r"^back_: y has shape \(2,\)") as caught:
+        tl.gradient(f, 1.0)
+    assert caught.value.op == "back_"
+
+
+def test_a_tool_built_on_the_walk_names_itself():
+    from trackerlab.core.walk import steps_for
+
+    with pytest.raises(ValueError, match=r"^Stepper: y has shape \(2,\)") as caught:
+        next(steps_for("Stepper", tl.param([1.0, 2.0]) * 3.0))
+    assert caught.value.op == "Stepper"
+
+
+def test_an_error_left_open_outside_any_public_function_names_trackerlab():
+    from trackerlab.core.errors import CALLER, Caller
+
+    error = tl.ShapeError(f"{CALLER}: y has shape (3,)")
+    assert str(error) == "trackerlab: y has shape (3,)" and error.op is None
+    with pytest.raises(tl.ShapeError) as caught, Caller("outer"), Caller("inner"):
+        raise error
+    assert str(caught.value) == "inner: y has shape (3,)" and caught.value.op == "inner"

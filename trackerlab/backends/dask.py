@@ -12,7 +12,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from ..core.errors import LazyValueError
+from ..core.errors import CALLER, LazyValueError, naming
 from .arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
 
 __all__ = ["compute", "is_lazy", "progress"]
@@ -97,10 +97,11 @@ def _client():
     return client if dask.base.get_scheduler() == client.get else None
 
 
-def land(pairs: list, who: str) -> list:
+def land(pairs: list) -> list:
     """``(node, sensitivity)`` pairs with the lazy sensitivities of in-memory parameters computed, all in
     one compute; a lazy parameter keeps its lazy sensitivity. A tracked sensitivity (a nested walk's) keeps
-    its node, which then holds the computed value. A failure leaves nothing changed."""
+    its node, which then holds the computed value. A failure leaves nothing changed, and its error leaves the
+    public function that was called open (``core.errors.CALLER``)."""
     from ..core.plain import _lock
     from ..core.tracked import _TrackedValue
 
@@ -116,8 +117,8 @@ def land(pairs: list, who: str) -> list:
     except Exception as error:  # a chunk failed: say where it happened (a KeyboardInterrupt passes as it is)
         if not _rewordable(error):
             raise
-        raise type(error)(
-            f"{who}: computing the gradients over lazy (dask) values failed: {type(error).__name__}: {error}"
+        raise naming(type(error))(
+            f"{CALLER}: computing the gradients over lazy (dask) values failed: {type(error).__name__}: {error}"
         ) from error
     out = list(pairs)
     for (i, _), value in zip(wanted, values):

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..api import forward
 from ..backends.arrays import namespace, shape_of, to_host
+from ..core.errors import Caller
 from ..core.precision import dtype_kind
 from ..core.recording import recording
 from ..core.tracked import data, istracked, tracker
@@ -148,8 +149,8 @@ class _Level:
         found = {}
         if istracked(y):
             wanted = set(nodes)
-            with recording(True):  # a nested walk records the pullbacks
-                for node, g, sent in Walk(y, None, "check_grads", nest=nest, stop=nodes):
+            with recording(True), Caller("check_grads"):  # a nested walk records the pullbacks
+                for node, g, sent in Walk(y, None, nest=nest, stop=nodes):
                     if sent is LEAF and node in wanted:
                         found[node] = g
         return [found.get(n) for n in nodes]

@@ -11,9 +11,15 @@ subclass of the built-in type that code catches today, so ``except ValueError`` 
 from __future__ import annotations
 
 __all__ = [
+    "CALLER",
+    "ArgumentError",
+    "Caller",
     "DTypeError",
     "FirstOrderError",
     "LazyValueError",
+    "NonFiniteError",
+    "ParameterError",
+    "ReplayError",
     "ShapeError",
     "StaleValueError",
     "TrackerlabError",
@@ -32,6 +38,10 @@ class TrackerlabError(Exception):
         super().__init__(message)
         self.op = op
 
+    def __str__(self) -> str:
+        text = super().__str__()
+        return text.replace(CALLER, "trackerlab") if CALLER in text else text
+
 
 class ShapeError(TrackerlabError, ValueError):
     """A value of a shape that does not fit where it goes: a sensitivity a pullback sent for an argument of
@@ -41,6 +51,15 @@ class ShapeError(TrackerlabError, ValueError):
 class DTypeError(TrackerlabError, TypeError):
     """A value that is not numbers, or numbers of a kind that cannot go where they are sent (a complex
     sensitivity for a real argument)."""
+
+
+class ArgumentError(TrackerlabError, TypeError):
+    """An argument of a kind the function cannot take: a value that is not tracked, a computed value where a
+    parameter is needed, a structure whose leaves or shape do not fit."""
+
+
+class ParameterError(TrackerlabError, ValueError):
+    """A computed value (the result of an operation) where only a parameter (``tl.param``) will do."""
 
 
 class StaleValueError(TrackerlabError, RuntimeError):
@@ -57,7 +76,27 @@ class LazyValueError(TrackerlabError, TypeError):
     """An operation that needs concrete values, run on lazy (dask) arrays that do not have them yet."""
 
 
-for _kind in (TrackerlabError, ShapeError, DTypeError, StaleValueError, FirstOrderError, LazyValueError):
+class ReplayError(TrackerlabError, RuntimeError):
+    """``f``, run again to differentiate what it gave (a gradient of a gradient, ``checkpoint``), gave another
+    value: it is random or changes state, so the derivative would be of another function."""
+
+
+class NonFiniteError(TrackerlabError, FloatingPointError):
+    """A loss that is NaN or infinite, which has no gradient to compute."""
+
+
+for _kind in (
+    TrackerlabError,
+    ArgumentError,
+    DTypeError,
+    FirstOrderError,
+    LazyValueError,
+    NonFiniteError,
+    ParameterError,
+    ReplayError,
+    ShapeError,
+    StaleValueError,
+):
     _kind.__module__ = "trackerlab"  # a traceback prints trackerlab.ShapeError, the name users catch it by
 del _kind
 
@@ -102,3 +141,44 @@ def _reduce_named(error):
 
 def _rebuilt(base: type, args: tuple, op: str | None):
     return naming(base)(*args, op=op)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public function that was called, named by itself
+
+# Where a message names the public function the user called (``back_: y has shape (3,); pass a sensitivity Δ of
+# that shape``), the code that finds the problem does not know which function that was (the walk's seed serves
+# ``back_``, ``gradient``, ``backprop_steps``, the stepper …). It writes ``CALLER`` in its place, and the public
+# function fills in its own name as the error leaves it (``Caller``): the first to do so, the innermost, names it.
+CALLER = "\x00caller\x00"
+
+
+class Caller:
+    """``with Caller("gradient"):`` names the public function that runs the block in the errors raised inside it
+    that leave it open (``CALLER`` in their message; their ``.op``). One object serves any number of blocks, in
+    any thread: it holds only the name.
+
+    >>> try:
+    ...     with Caller("back_"):
+    ...         raise ShapeError(f"{CALLER}: y has shape (3,)")
+    ... except ValueError as error:
+    ...     print(error, "/", error.op)
+    back_: y has shape (3,) / back_
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self) -> Caller:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if kind is not None and issubclass(kind, TrackerlabError):
+            text = error.args[0] if error.args else None
+            if type(text) is str and CALLER in text:
+                error.args = (text.replace(CALLER, self.name), *error.args[1:])
+                if error.op is None:
+                    error.op = self.name
+        return False  # the error goes on, with its traceback
