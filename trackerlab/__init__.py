@@ -28,6 +28,7 @@ from .core.errors import (
     StaleValueError,
     TrackerlabError,
 )
+from .core.late import bind
 from .core.recording import no_grad, scope
 from .core.tracked import (
     Call,
@@ -49,7 +50,6 @@ from .ops import methods  # noqa: F401  (binds operators and methods to tracked 
 from .ops.custom import grad_rule, primitive, track
 from .ops.registry import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
-from .presentation import text
 from .presentation.language import set_language
 from .rules import functions as _functions
 from .rules.utility import checkpoint, hook, nobacksies
@@ -114,6 +114,7 @@ __all__ = [
     "withgradient",
     "zero_grad_",
 ]
+bind()  # every placeholder of a lower module for a higher one's object (core.late), now that all are loaded
 globals().update(_functions())
 __all__ += sorted(_functions())
 
@@ -128,15 +129,6 @@ def __getattr__(name: str):
 
         return getattr(notebook, name)
     raise AttributeError(f"module 'trackerlab' has no attribute {name!r}")
-
-
-def _html_repr(value) -> str:
-    from .notebook.html import html_repr
-
-    return html_repr(value)
-
-
-text.HTML_REPR = _html_repr  # tracked values' _repr_html_: the notebook layer draws it, loaded on first use
 
 
 def load_ipython_extension(ipython) -> None:

@@ -15,15 +15,22 @@ from .backends.dask import land, lazy_in
 from .core.errors import CALLER, ArgumentError, Caller
 from .core.grads import accumulate
 from .core.guard import Verified
+from .core.late import Later
 from .core.plain import ZERO_GRAD, _lock, _zeros_like
 from .core.recording import RECORDING, recording
 from .core.tape import _new, _next_epoch
 from .core.tracked import Tracked, _leaf, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers, check_replayed
 from .core.walk import Walk, _count_uses
-from .ops.registry import operations
 from .params import Grads, Params, update_, zero_grad_
 from .trees import flatten, is_structure, leaves_like
+
+# the operations this module records, of the rule tables above it (``core.late``)
+add = Later("rules.elementwise", "add")
+identity = Later("rules.utility", "identity")
+multiply = Later("rules.elementwise", "multiply")
+real = Later("rules.complex", "real")
+sum = Later("rules.reductions", "sum")
 
 __all__ = ["Grads", "Params", "WithGradient", "back_", "forward", "gradient", "update_", "withgradient", "zero_grad_"]
 
@@ -62,7 +69,7 @@ def _input(x):
     """A fresh input for ``forward``: a leaf for a plain value, a tracked identity of a tracked one."""
     if isinstance(x, _TrackedValue):  # the identity's value is its argument's (the rule tables register it)
         node = x.tracker
-        return _new(operations()["identity"], (node,), None, node.data)
+        return _new(identity, (node,), None, node.data)
     try:
         return param(x)
     except TypeError:
@@ -173,7 +180,6 @@ def _back_structure(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizo
 
 def _weighted(y, Δ):
     """Σᵢ ⟨yᵢ, Δᵢ⟩ over the tracked results of the structure ``y`` (see ``_back_structure``), recorded."""
-    ops = operations()
     outputs, paths, _ = flatten(y)
     deltas = [None] * len(outputs) if Δ is None else leaves_like(y, Δ, "Δ")
     state = RECORDING
@@ -198,10 +204,10 @@ def _weighted(y, Δ):
                 given = shape_of(data(delta))
                 if given not in ((), have):
                     raise ValueError(f"back: Δ{path} has shape {given}, but f's result {path} has shape {have}")
-                term = ops["sum"](ops["multiply"](out, delta))
+                term = sum(multiply(out, delta))
             if _complex(term):
-                term = ops["real"](term)
-            total = term if total is None else ops["add"](total, term)
+                term = real(term)
+            total = term if total is None else add(total, term)
     finally:
         state.on = before
     return 0.0 if total is None else total

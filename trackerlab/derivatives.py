@@ -13,7 +13,9 @@ from .core.errors import Caller
 from .core.recording import RECORDING
 from .core.tracked import _TrackedValue, data, param
 from .core.validation import check_loss, check_numbers
-from .ops.registry import operations
+from .rules.complex import imag, real
+from .rules.joins import stack
+from .rules.shape import reshape
 from .trees import flatten, is_structure
 
 __all__ = ["hessian", "jacobian"]
@@ -54,9 +56,7 @@ def jacobian(f: Callable, x: Any) -> Any:
         # a real x and complex values: a backward pass gives the derivative of the real part of what it is seeded
         # with, so the Jacobian is that of the real part plus i times that of the imaginary part, each a walk
         # (a real seed alone dropped the imaginary part)
-        ops = operations()
-        real = jacobian(lambda x: ops["real"](f(x)), x)
-        return real + 1j * jacobian(lambda x: ops["imag"](f(x)), x)
+        return jacobian(lambda x: real(f(x)), x) + 1j * jacobian(lambda x: imag(f(x)), x)
     inside = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0  # a function being differentiated
     by_output = []
     for k, out in enumerate(outputs):
@@ -92,9 +92,8 @@ def _assemble(rows: list, out_shape: tuple, x_value, recorded: bool):
     # a third derivative through hessian came out 0, and so did the gradient of a Jacobian with respect to
     # the parameters of f, without a word)
     if recorded:
-        ops = operations()
-        J = ops["stack"]([ops["reshape"](row, (-1,)) for row in rows])
-        return ops["reshape"](J, out_shape + in_shape)
+        J = stack([reshape(row, (-1,)) for row in rows])
+        return reshape(J, out_shape + in_shape)
     # the rows are x's sensitivities: of x's library (NumPy for a NumPy x over dask data, which lands them)
     rows = [data(row) for row in rows]
     rp = namespace(*rows) if rows else namespace(x_value)

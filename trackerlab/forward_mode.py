@@ -29,7 +29,11 @@ from .core.errors import Caller
 from .core.recording import RECORDING
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers
-from .ops.registry import operations
+from .rules.complex import real
+from .rules.elementwise import cos, sin
+from .rules.joins import stack
+from .rules.reductions import sum
+from .rules.shape import reshape
 
 __all__ = ["hvp", "jacfwd", "jvp"]
 
@@ -120,9 +124,8 @@ def jacfwd(f: Callable, x: Any) -> Any:
     if not columns:  # f does not depend on x
         columns = [_zeros_of(y) for _ in range(n_in)]
     if inside and any(isinstance(c, _TrackedValue) and not c.tracker.isleaf for c in columns):
-        ops = operations()
-        J = ops["stack"]([ops["reshape"](c, (-1,)) for c in columns], axis=-1)
-        return ops["reshape"](J, out_shape + in_shape)
+        J = stack([reshape(c, (-1,)) for c in columns], axis=-1)
+        return reshape(J, out_shape + in_shape)
     columns = [data(c) for c in columns]
     cp = namespace(*columns) if columns else xp
     columns = [cp.reshape(cp.asarray(c), (-1,)) for c in columns]
@@ -265,7 +268,6 @@ def _power(node, tangents, values):
     return tangents[0] * (c * x ** (c - 1))
 
 
-_ops = operations
 TANGENTS = {
     **dict.fromkeys(("multiply", "matmul", "dot", "inner", "outer", "tensordot"), _product),
     **dict.fromkeys(("sum", "mean", "reshape", "transpose", "swapaxes", "getitem", "negative", "identity"), _product),
@@ -276,8 +278,8 @@ TANGENTS = {
     "power": _power,
     "exp": _unary(lambda x, ans: ans),
     "log": _unary(lambda x, ans: 1 / x),
-    "sin": _unary(lambda x, ans: _ops()["cos"](x)),
-    "cos": _unary(lambda x, ans: -_ops()["sin"](x)),
+    "sin": _unary(lambda x, ans: cos(x)),
+    "cos": _unary(lambda x, ans: -sin(x)),
     "tanh": _unary(lambda x, ans: 1 - ans * ans),
     "sqrt": _unary(lambda x, ans: 0.5 / ans),
     "square": _unary(lambda x, ans: 2 * x),
@@ -387,8 +389,8 @@ SECOND = {
     "power": _power_second,
     "exp": _elementwise(lambda x, ans: ans, lambda x, ans, slope: ans),
     "log": _elementwise(lambda x, ans: 1 / x, lambda x, ans, slope: -slope * slope),
-    "sin": _elementwise(lambda x, ans: _ops()["cos"](x), lambda x, ans, slope: -ans),
-    "cos": _elementwise(lambda x, ans: -_ops()["sin"](x), lambda x, ans, slope: -ans),
+    "sin": _elementwise(lambda x, ans: cos(x), lambda x, ans, slope: -ans),
+    "cos": _elementwise(lambda x, ans: -sin(x), lambda x, ans, slope: -ans),
     "tanh": _elementwise(lambda x, ans: 1 - ans * ans, lambda x, ans, slope: -2 * ans * slope),
     "sqrt": _elementwise(lambda x, ans: 0.5 / ans, lambda x, ans, slope: -slope / (2 * ans * ans)),
     "square": _elementwise(lambda x, ans: 2 * x, lambda x, ans, slope: 2.0),
@@ -493,15 +495,14 @@ def _tape_of(y) -> set:
 def _pairings(sent: list):
     """``Re Σᵢ Σ (Jᵀu)ᵢ vᵢ``, recorded: the real pairing under which ``Jᵀ`` is the transpose of ``J`` (for a real
     loss, the convention's cotangent ``∂L/∂x − i ∂L/∂y`` pairs with a tangent ``dx + i dy`` to give ``dL``)."""
-    ops = operations()
     before = RECORDING.on
     RECORDING.on = True
     try:
         total = None
         for s, t in sent:
-            term = ops["sum"](s * t)
+            term = sum(s * t)
             if _kind(data(term)) == "c" or _kind(data(t)) == "c":
-                term = ops["real"](term)
+                term = real(term)
             total = term if total is None else total + term
         return total
     finally:

@@ -12,7 +12,6 @@ from typing import Any
 
 from ..backends.arrays import FLOAT64, namespace
 from ..presentation import text
-from . import tape
 from .errors import CALLER, ArgumentError, Caller
 from .plain import ZERO_GRAD, _copy_plain, _leaf_value, _parameter_array, _shape
 from .readonly import read_only
@@ -141,7 +140,7 @@ class _TrackedValue:
         )
 
     def _repr_html_(self):
-        return text.HTML_REPR(self)  # the notebook layer's, loaded on first use
+        return text.html_repr(self)  # the notebook layer's, loaded on first use
 
     # Copying and pickling. A parameter is copied as PyTorch copies a leaf tensor: a new, independent
     # parameter with copies of the value and the gradient (never sharing the array, which ``update_``
@@ -388,6 +387,3 @@ def param(x: Any) -> TrackedReal | TrackedArray:
 
 _PARAM = Caller("param")
 _SET_DATA = Caller("x.data = ...")
-
-
-tape._hand_down(_TrackedValue, TrackedReal, TrackedArray, data)
