@@ -227,9 +227,9 @@ def test_recording_is_on_again_after_a_custom_pullback_that_raises():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of ``backprop_steps``: the arrays a step shows (``.delta`` and ``.sent``) are read-only views, since
-# the walk goes on with the arrays themselves; a write into one (``s.delta *= 0`` to look at it scaled) changed the
-# gradients of the arguments still to come.
+# ``backprop_steps``: the arrays a step shows (``.delta`` and ``.sent``) are read-only views, since the walk goes on
+# with the arrays themselves; a write into one (``s.delta *= 0`` to look at it scaled) would change the gradients
+# of the arguments still to come.
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -277,7 +277,7 @@ def test_back_after_a_walk_whose_arrays_were_looked_at():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of the walks: a parameter changed while a backward pass runs (by a hook, a custom pullback or code
+# The walks: a parameter changed while a backward pass runs (by a hook, a custom pullback or code
 # between the steps of ``backprop_steps``) is refused, and a sensitivity Δ that the caller changes after handing it
 # over is never read again.
 # ----------------------------------------------------------------------------------------------------
