@@ -12,7 +12,7 @@ from typing import Any
 
 from .backends.arrays import NDARRAY, REAL_SCALARS, namespace, shape_of
 from .backends.dask import land, lazy_in
-from .core.errors import CALLER, ArgumentError, Caller
+from .core.errors import CALLER, ArgumentError, Caller, TrackerlabError
 from .core.grads import accumulate
 from .core.guard import Verified
 from .core.late import Later
@@ -50,11 +50,14 @@ def back_(y: Any, Δ: Any = None) -> None:
     """
     # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
     # gradient as it was, and a retry after the fix counts nothing twice.
-    with _BACK_:
+    try:
         found = [(node, g) for node, g, sent in Walk(y, Δ).leaves() if node.isleaf]
         if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
             found = land(found)
         accumulate(found)
+    except TrackerlabError as error:  # (not a with block: this runs once per training step)
+        _BACK_.fill(error)
+        raise
 
 
 # The public functions, named in the errors raised inside them that leave the caller open (``core.errors.Caller``)
@@ -252,8 +255,11 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizon: int) ->
     if not given_tracked and not isinstance(Δ, _TrackedValue) and _self_contained(reached, nodes):
         if Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy, so that a
             Δ = _copied(Δ)  # change the caller makes to it afterwards is not seen
-        with _BACK:
+        try:
             found = _plain_sensitivities(y, Δ, uses)
+        except TrackerlabError as error:  # (not a with block: this runs once per training step)
+            _BACK.fill(error)
+            raise
         value = data(y)
         return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
     with _BACK:
@@ -405,8 +411,11 @@ def gradient(f: Callable, *args: Any) -> tuple | Grads:
         return rebuild(gradient(of_leaves, *leaves))
     horizon = _next_epoch()  # as in forward
     inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
-    with _GRADIENT:
+    try:
         check_loss(y)
+    except TrackerlabError as error:  # (not a with block: this runs once per training step)
+        _GRADIENT.fill(error)
+        raise
     return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args), horizon)
 
 

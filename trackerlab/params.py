@@ -119,8 +119,9 @@ def update_(x: Any, Δ: Any, grads: Grads | None = None) -> Any:
         return Δ
     else:
         node = tracker(x)
-    with _UPDATE_:
-        _parameter(node, x, "x", _STEPS_PARAMETERS)
+    if node is None or not node.isleaf:
+        with _UPDATE_:
+            _parameter(node, x, "x", _STEPS_PARAMETERS)
     value = node.data
     step = Δ if type(Δ) is float and type(value) is float else _step(data(Δ), value)
     if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
@@ -309,7 +310,8 @@ def zero_grad_(x: Any) -> Any:
                 zero_grad_(value)
         return x
     node = tracker(x)
-    with _ZERO_GRAD_:
-        _parameter(node, x, "x", _RESETS_PARAMETERS)
+    if node is None or not node.isleaf:
+        with _ZERO_GRAD_:
+            _parameter(node, x, "x", _RESETS_PARAMETERS)
     reset(node)
     return x

@@ -156,7 +156,9 @@ CALLER = "\x00caller\x00"
 class Caller:
     """``with Caller("gradient"):`` names the public function that runs the block in the errors raised inside it
     that leave it open (``CALLER`` in their message; their ``.op``). One object serves any number of blocks, in
-    any thread: it holds only the name.
+    any thread: it holds only the name. Where even entering a block costs too much (``back_``, ``param``, once
+    per training step), the function names the error in an ``except`` clause instead, which costs nothing until
+    an error: ``except TrackerlabError as error: BACK_.fill(error); raise``.
 
     >>> try:
     ...     with Caller("back_"):
@@ -176,9 +178,13 @@ class Caller:
 
     def __exit__(self, kind, error, traceback) -> bool:
         if kind is not None and issubclass(kind, TrackerlabError):
-            text = error.args[0] if error.args else None
-            if type(text) is str and CALLER in text:
-                error.args = (text.replace(CALLER, self.name), *error.args[1:])
-                if error.op is None:
-                    error.op = self.name
+            self.fill(error)
         return False  # the error goes on, with its traceback
+
+    def fill(self, error: TrackerlabError) -> None:
+        """Fill in this caller's name where ``error`` leaves it open (the first caller to do so names it)."""
+        text = error.args[0] if error.args else None
+        if type(text) is str and CALLER in text:
+            error.args = (text.replace(CALLER, self.name), *error.args[1:])
+            if error.op is None:
+                error.op = self.name

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..backends.arrays import FLOAT64, namespace
 from ..presentation import text
-from .errors import CALLER, ArgumentError, Caller
+from .errors import CALLER, ArgumentError, Caller, TrackerlabError
 from .plain import ZERO_GRAD, _copy_plain, _leaf_value, _parameter_array, _shape
 from .readonly import read_only
 from .recording import RECORDING
@@ -380,8 +380,11 @@ def param(x: Any) -> TrackedReal | TrackedArray:
             "would cut the gradient through x (it would be 0). Use x itself, or tl.param(tl.data(x)) to start a new "
             "parameter from its value on purpose"
         )
-    with _PARAM:
+    try:
         value = _leaf_value(data(x))
+    except TrackerlabError as error:  # (not a with block: this runs for every input of gradient)
+        _PARAM.fill(error)
+        raise
     return _wrap(_leaf(value, ZERO_GRAD))
 
 
