@@ -257,7 +257,7 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
         before, start = faults(), clock()
         # the walk as back_ runs it (backprop_steps shows read-only views of the sensitivities, which back_ could
         # not keep as a .grad: its accumulation would make the zeros and add)
-        for node, g, _ in Walk(loss, None, "back_"):
+        for node, g, _ in Walk(loss, None):
             name = "b " + names.get(node, "leaves' steps")
             ours[name].append(clock() - start)
             node_faults[name].append(faults() - before)
@@ -266,7 +266,7 @@ def profile(dtype: str = "float64", steps: int = 200) -> str:
             before, start = faults(), clock()
         del g  # (back_ holds each leaf's sensitivity only in ``found``, so it may keep it as the .grad)
         start = clock()
-        accumulate(found, "back_")  # what back_ does with each leaf's sensitivity
+        accumulate(found)  # what back_ does with each leaf's sensitivity
         ours[".grad accumulation"].append(clock() - start)
 
     for _ in range(steps):

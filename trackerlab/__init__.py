@@ -16,6 +16,19 @@ from .api import WithGradient, back_, forward, gradient, withgradient
 from .backends.dask import progress
 from .checks.grads import check_grads
 from .checks.tape import check_tape
+from .core.errors import (
+    ArgumentError,
+    DTypeError,
+    FirstOrderError,
+    LazyValueError,
+    NonFiniteError,
+    ParameterError,
+    ReplayError,
+    ShapeError,
+    StaleValueError,
+    TrackerlabError,
+)
+from .core.late import bind
 from .core.recording import no_grad, scope
 from .core.tracked import (
     Call,
@@ -37,7 +50,6 @@ from .ops import methods  # noqa: F401  (binds operators and methods to tracked 
 from .ops.custom import grad_rule, primitive, track
 from .ops.registry import Op, supported_operations
 from .params import Grads, Params, update_, zero_grad_
-from .presentation import text
 from .presentation.language import set_language
 from .rules import functions as _functions
 from .rules.utility import checkpoint, hook, nobacksies
@@ -47,14 +59,24 @@ __version__ = "0.1.0"
 # The engine's API, then every operation, wrapper and composite of the rule tables as ``tl.<name>``
 # (read from the tables: a new operation needs no line here).
 __all__ = [
+    "ArgumentError",
     "Call",
+    "DTypeError",
+    "FirstOrderError",
     "Grads",
+    "LazyValueError",
+    "NonFiniteError",
     "Op",
+    "ParameterError",
     "Params",
+    "ReplayError",
+    "ShapeError",
+    "StaleValueError",
     "Step",
     "Tracked",
     "TrackedArray",
     "TrackedReal",
+    "TrackerlabError",
     "WithGradient",
     "back_",
     "backprop_steps",
@@ -92,6 +114,7 @@ __all__ = [
     "withgradient",
     "zero_grad_",
 ]
+bind()  # every placeholder of a lower module for a higher one's object (core.late), now that all are loaded
 globals().update(_functions())
 __all__ += sorted(_functions())
 
@@ -106,15 +129,6 @@ def __getattr__(name: str):
 
         return getattr(notebook, name)
     raise AttributeError(f"module 'trackerlab' has no attribute {name!r}")
-
-
-def _html_repr(value) -> str:
-    from .notebook.html import html_repr
-
-    return html_repr(value)
-
-
-text.HTML_REPR = _html_repr  # tracked values' _repr_html_: the notebook layer draws it, loaded on first use
 
 
 def load_ipython_extension(ipython) -> None:

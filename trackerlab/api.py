@@ -12,8 +12,10 @@ from typing import Any
 
 from .backends.arrays import NDARRAY, REAL_SCALARS, namespace, shape_of
 from .backends.dask import land, lazy_in
+from .core.errors import CALLER, ArgumentError, Caller, TrackerlabError
 from .core.grads import accumulate
 from .core.guard import Verified
+from .core.late import Later
 from .core.plain import ZERO_GRAD, _lock, _zeros_like
 from .core.recording import RECORDING, recording
 from .core.tape import _new, _next_epoch
@@ -21,9 +23,15 @@ from .core.tracebacks import entry_point
 from .core.tracked import Tracked, _leaf, _TrackedValue, _wrap, data, param
 from .core.validation import check_loss, check_numbers, check_replayed
 from .core.walk import Walk, _count_uses
-from .ops.registry import operations
 from .params import Grads, Params, update_, zero_grad_
 from .trees import flatten, is_structure, leaves_like
+
+# the operations this module records, of the rule tables above it (``core.late``)
+add = Later("rules.elementwise", "add")
+identity = Later("rules.utility", "identity")
+multiply = Later("rules.elementwise", "multiply")
+real = Later("rules.complex", "real")
+sum = Later("rules.reductions", "sum")
 
 __all__ = ["Grads", "Params", "WithGradient", "back_", "forward", "gradient", "update_", "withgradient", "zero_grad_"]
 
@@ -44,17 +52,29 @@ def back_(y: Any, Δ: Any = None) -> None:
     """
     # The walk runs to the end before any .grad changes: a pullback or hook that raises leaves every
     # gradient as it was, and a retry after the fix counts nothing twice.
-    found = [(node, g) for node, g, sent in Walk(y, Δ, "back_").leaves() if node.isleaf]
-    if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
-        found = land(found, "back_")
-    accumulate(found, "back_")
+    try:
+        found = [(node, g) for node, g, sent in Walk(y, Δ).leaves() if node.isleaf]
+        if lazy_in([delta for _, delta in found]):  # dask: the in-memory parameters' deltas, in one compute
+            found = land(found)
+        accumulate(found)
+    except TrackerlabError as error:  # (not a with block: this runs once per training step)
+        _BACK_.fill(error)
+        raise
+
+
+# The public functions, named in the errors raised inside them that leave the caller open (``core.errors.Caller``)
+_BACK_ = Caller("back_")
+_BACK = Caller("back")
+_FORWARD = Caller("forward")
+_GRADIENT = Caller("gradient")
+_WITHGRADIENT = Caller("withgradient")
 
 
 def _input(x):
     """A fresh input for ``forward``: a leaf for a plain value, a tracked identity of a tracked one."""
     if isinstance(x, _TrackedValue):  # the identity's value is its argument's (the rule tables register it)
         node = x.tracker
-        return _new(operations()["identity"], (node,), None, node.data)
+        return _new(identity, (node,), None, node.data)
     try:
         return param(x)
     except TypeError:
@@ -91,7 +111,8 @@ def forward(f: Callable, *args: Any) -> tuple[Any, Callable]:
     (3.0 (tracked), 2.0 (tracked))
     """
     if _structured(args):  # dicts, lists, namedtuples, dataclasses of arrays: differentiated leaf by leaf
-        leaves, of_leaves, rebuild = _over_leaves(f, args, "forward")
+        with _FORWARD:
+            leaves, of_leaves, rebuild = _over_leaves(f, args)
         y, back_leaves = forward(of_leaves, *leaves)
         return y, lambda Δ=None: rebuild(back_leaves(Δ))
     horizon = _next_epoch()  # what f records is of this epoch or later: nothing older can reach its inputs
@@ -120,15 +141,16 @@ def _structured(args) -> bool:
     return False
 
 
-def _over_leaves(f: Callable, args, who: str) -> tuple[list, Callable, Callable]:
+def _over_leaves(f: Callable, args) -> tuple[list, Callable, Callable]:
     """``f`` as a function of the leaves of its arguments, some of them structures: ``(leaves, of_leaves,
     rebuild)``, where ``of_leaves(*leaves)`` calls ``f`` with the structures built around them and
-    ``rebuild(values)`` builds the arguments' structures around one value per leaf (their gradients)."""
+    ``rebuild(values)`` builds the arguments' structures around one value per leaf (their gradients). Errors
+    leave the caller open (``core.errors.CALLER``)."""
     try:
         inspect.signature(f).bind(*args)
     except TypeError as error:
-        raise TypeError(
-            f"{who}: f cannot take the {len(args)} argument{'s' if len(args) != 1 else ''} given ({error}); to "
+        raise ArgumentError(
+            f"{CALLER}: f cannot take the {len(args)} argument{'s' if len(args) != 1 else ''} given ({error}); to "
             "differentiate with respect to parameters that f uses without taking them, pass tl.Params([W, b]) "
             "alone, with f taking no arguments"
         ) from None
@@ -138,7 +160,7 @@ def _over_leaves(f: Callable, args, who: str) -> tuple[list, Callable, Callable]
     parts = []
     for i, a in enumerate(args):
         if is_structure(a):
-            found, _, rebuild_one = flatten(a, who, f" of argument {i + 1}" if len(args) > 1 else "")
+            found, _, rebuild_one = flatten(a, f" of argument {i + 1}" if len(args) > 1 else "")
         else:
             found, rebuild_one = [a], next
         leaves += found
@@ -159,15 +181,15 @@ def _back_structure(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizo
     of Σ yᵢ·Δᵢ for complex values, whose sensitivity in yᵢ is then Δᵢ), recorded on the tape of ``y``, so that
     each result receives its own Δᵢ. ``Δ`` has ``y``'s structure; it may be left out where every result is a
     scalar (each receives 1)."""
-    total = _weighted(y, Δ)
+    with _BACK:
+        total = _weighted(y, Δ)
     return _back(lambda *xs: _weighted(f(*xs), Δ), nodes, total, None, given_tracked, horizon)
 
 
 def _weighted(y, Δ):
     """Σᵢ ⟨yᵢ, Δᵢ⟩ over the tracked results of the structure ``y`` (see ``_back_structure``), recorded."""
-    ops = operations()
-    outputs, paths, _ = flatten(y, "back")
-    deltas = [None] * len(outputs) if Δ is None else leaves_like(y, Δ, "back", "Δ")
+    outputs, paths, _ = flatten(y)
+    deltas = [None] * len(outputs) if Δ is None else leaves_like(y, Δ, "Δ")
     state = RECORDING
     before = state.on
     state.on = True
@@ -190,10 +212,10 @@ def _weighted(y, Δ):
                 given = shape_of(data(delta))
                 if given not in ((), have):
                     raise ValueError(f"back: Δ{path} has shape {given}, but f's result {path} has shape {have}")
-                term = ops["sum"](ops["multiply"](out, delta))
+                term = sum(multiply(out, delta))
             if _complex(term):
-                term = ops["real"](term)
-            total = term if total is None else ops["add"](total, term)
+                term = real(term)
+            total = term if total is None else add(total, term)
     finally:
         state.on = before
     return 0.0 if total is None else total
@@ -218,7 +240,8 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizon: int) ->
     there: its history is not walked (nor, for a pullback that calls ``forward`` on a function closing over
     its own output, walked again and again)."""
     if not isinstance(y, _TrackedValue):  # f's value does not depend on the inputs: zeros, for a Δ that fits y
-        check_numbers(y, "forward")  # a tuple of tracked results is not tracked itself: back sent zeros
+        with _FORWARD:  # a tuple of tracked results is not tracked itself: back sent zeros
+            check_numbers(y)
         shape = shape_of(data(y))
         if hasattr(Δ, "shape") and tuple(Δ.shape) not in ((), shape):
             raise ValueError(f"back: Δ has shape {tuple(Δ.shape)}, but y has shape {shape}; pass a Δ of y's shape")
@@ -237,10 +260,15 @@ def _back(f: Callable, nodes: list, y, Δ, given_tracked: bool, horizon: int) ->
     if not given_tracked and not isinstance(Δ, _TrackedValue) and _self_contained(reached, nodes):
         if Δ is not None:  # the results keep Δ to differentiate them later (_deferred): a copy, so that a
             Δ = _copied(Δ)  # change the caller makes to it afterwards is not seen
-        found = _plain_sensitivities(y, Δ, "back", uses)
+        try:
+            found = _plain_sensitivities(y, Δ, uses)
+        except TrackerlabError as error:  # (not a with block: this runs once per training step)
+            _BACK.fill(error)
+            raise
         value = data(y)
         return tuple([_deferred(f, nodes, Δ, i, found.get(n), value) for i, n in enumerate(nodes)])
-    found = _sensitivities(y, Δ, "back", nodes, nest=True, stop=stop, uses=uses, verified=verified)
+    with _BACK:
+        found = _sensitivities(y, Δ, nodes, nest=True, stop=stop, uses=uses, verified=verified)
     return tuple([_as_result(found.get(n), n) for n in nodes])
 
 
@@ -265,28 +293,29 @@ def _run(f: Callable, args) -> tuple[list, object]:
         RECORDING.differentiating -= 1
 
 
-def _sensitivities(y, Δ, who: str, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
+def _sensitivities(y, Δ, wanted, *, nest: bool, stop=(), uses=None, verified=None) -> dict:
     """The sensitivities that the walk from ``y`` gives the nodes in ``wanted``, by node. With ``nest`` the
     walk is recorded (under ``no_grad`` too), so that they can be differentiated again. ``uses``: the
     walk's count of uses, where the caller has made it, and ``verified`` what that count read of the
     constants it compared (``core.guard.Verified``). ``wanted`` may hold a computed value (``Params([W, h])`` with
-    ``h = W * 3``): it gets the sensitivity that arrived at it."""
+    ``h = W * 3``): it gets the sensitivity that arrived at it. Errors about ``y`` and ``Δ`` leave the caller open
+    (``core.errors.CALLER``)."""
     wanted = set(wanted)
     found = {}
     if nest:
         _NESTED.depth = getattr(_NESTED, "depth", 0) + 1
         try:
             with recording(True):
-                for node, g, _ in _steps(Walk(y, Δ, who, nest=True, stop=stop, uses=uses, verified=verified), wanted):
+                for node, g, _ in _steps(Walk(y, Δ, nest=True, stop=stop, uses=uses, verified=verified), wanted):
                     if node in wanted:
                         found[node] = g
         finally:
             _NESTED.depth -= 1
     else:  # a plain walk records nothing, and runs custom pullbacks with recording off itself
-        for node, g, _ in _steps(Walk(y, Δ, who, stop=stop, uses=uses), wanted):
+        for node, g, _ in _steps(Walk(y, Δ, stop=stop, uses=uses), wanted):
             if node in wanted:
                 found[node] = g
-    return _landed(found, who)
+    return _landed(found)
 
 
 def _steps(walk: Walk, wanted: set):
@@ -298,19 +327,19 @@ def _steps(walk: Walk, wanted: set):
     return walk.leaves()
 
 
-def _plain_sensitivities(y, Δ, who: str, uses: dict) -> dict:
+def _plain_sensitivities(y, Δ, uses: dict) -> dict:
     """The sensitivities that a plain walk from ``y`` gives the leaves of its self-contained tape, by node (all of
     them inputs: no ``wanted`` set to test each step against); ``uses`` is the walk's count of uses."""
-    return _landed({node: g for node, g, _ in Walk(y, Δ, who, uses=uses).leaves()}, who)
+    return _landed({node: g for node, g, _ in Walk(y, Δ, uses=uses).leaves()})
 
 
-def _landed(found: dict, who: str) -> dict:
+def _landed(found: dict) -> dict:
     """``found`` with lazy (dask) sensitivities computed, all in one compute."""
     for delta in found.values():
         kind = type(delta)
         if kind is not NDARRAY and kind not in REAL_SCALARS:  # NumPy's, the common case, are never lazy
             if lazy_in([data(delta) for delta in found.values()]):
-                return dict(land(list(found.items()), who))
+                return dict(land(list(found.items())))
             break
     return found
 
@@ -347,12 +376,14 @@ def _deferred(f: Callable, nodes: list, Δ, i: int, delta, y):
     def pullback(sensitivity):
         def component(*xs):
             again, back = forward(f, *xs)
-            check_replayed(y, again, "forward")
+            with _FORWARD:
+                check_replayed(y, again)
             result = back(Δ)[i]
-            try:  # f's value may not see a changed constant
-                check_replayed(delta, result, "forward", "gradient")
-            except RuntimeError:  # or the recorded walk rounds otherwise (sums that cancel): the plain one again
-                check_replayed(delta, gradient(*(data(x) for x in xs)), "forward", "gradient")
+            with _FORWARD:
+                try:  # f's value may not see a changed constant
+                    check_replayed(delta, result, "gradient")
+                except RuntimeError:  # or the recorded walk rounds otherwise (sums that cancel): the plain one again
+                    check_replayed(delta, gradient(*(data(x) for x in xs)), "gradient")
             return result
 
         return forward(component, *(_wrap(n) for n in nodes))[1](sensitivity)
@@ -381,11 +412,16 @@ def gradient(f: Callable, *args: Any) -> tuple | Grads:
     if len(args) == 1 and isinstance(args[0], Params):
         return _gradient_params(f, args[0])
     if _structured(args):  # dicts, lists, namedtuples, dataclasses of arrays: gradients of the same structure
-        leaves, of_leaves, rebuild = _over_leaves(f, args, "gradient")
+        with _GRADIENT:
+            leaves, of_leaves, rebuild = _over_leaves(f, args)
         return rebuild(gradient(of_leaves, *leaves))
     horizon = _next_epoch()  # as in forward
     inputs, y = _run(f, args)  # forward's, without its backpropagator: back() is called once, here
-    check_loss(y, "gradient")
+    try:
+        check_loss(y)
+    except TrackerlabError as error:  # (not a with block: this runs once per training step)
+        _GRADIENT.fill(error)
+        raise
     return _back(f, [x.tracker for x in inputs], y, None, _any_tracked(args), horizon)
 
 
@@ -404,7 +440,8 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
     # before ``_run`` counts this call: inside another differentiation's ``f``, or a pullback of a recorded walk
     outer = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0
     _, y = _run(f, ())
-    check_loss(y, "gradient")
+    with _GRADIENT:
+        check_loss(y)
     nodes = [p.tracker for p in params]
     if not isinstance(y, _TrackedValue):
         return Grads({n: _as_result(None, n) for n in nodes}, params)
@@ -414,7 +451,8 @@ def _gradient_params(f: Callable, params: Params) -> Grads:
         verified = Verified()
         uses = _count_uses(y.tracker, (), reached, verified)
         leaves = None if None in reached else reached
-    found = _sensitivities(y, None, "gradient", nodes, nest=leaves is None, uses=uses, verified=verified)
+    with _GRADIENT:
+        found = _sensitivities(y, None, nodes, nest=leaves is None, uses=uses, verified=verified)
     if leaves is None:
         return Grads({n: _as_result(found.get(n), n) for n in nodes}, params)
     loss = data(y)
@@ -432,12 +470,13 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
     def recorded(first=None):
         """This gradient, recorded at the leaves' current values (which gave ``f`` the value ``first``)."""
         _, y = _run(f, ())
-        check_loss(y, "gradient")
-        if first is not None:
-            check_replayed(first, y, "gradient")
-        if not isinstance(y, _TrackedValue):
-            return _as_result(None, node)
-        found = _sensitivities(y, None, "gradient", [node], nest=True)
+        with _GRADIENT:
+            check_loss(y)
+            if first is not None:
+                check_replayed(first, y)
+            if not isinstance(y, _TrackedValue):
+                return _as_result(None, node)
+            found = _sensitivities(y, None, [node], nest=True)
         return _as_result(found.get(node), node)
 
     def plain():
@@ -445,7 +484,8 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
         _, y = _run(f, ())
         if not isinstance(y, _TrackedValue):
             return _as_result(None, node)
-        return _sensitivities(y, None, "gradient", [node], nest=False).get(node)
+        with _GRADIENT:
+            return _sensitivities(y, None, [node], nest=False).get(node)
 
     def gradient(*values):
         """The parameter's gradient of ``f`` with the leaves at ``values`` (what re-running this tape entry
@@ -464,11 +504,12 @@ def _deferred_param(f: Callable, node: Tracked, leaves: list, delta, loss):
         again = recorded(loss)
         # the same loss does not mean the same function: a constant f reads may have changed where the loss does
         # not see it (w = 0 in a logistic regression whose batch X was refilled), but the gradient does
-        try:
-            check_replayed(delta, again, "gradient", "gradient")
-        except RuntimeError:  # or the recorded walk rounds otherwise than the plain one that gave ``delta`` (a
-            check_replayed(delta, plain(), "gradient", "gradient")  # bias's sum of rows that cancel): that again
-        found = _sensitivities(again, sensitivity, "gradient", leaves, nest=True)
+        with _GRADIENT:
+            try:
+                check_replayed(delta, again, "gradient")
+            except RuntimeError:  # or the recorded walk rounds otherwise than the plain one that gave ``delta`` (a
+                check_replayed(delta, plain(), "gradient")  # bias's sum of rows that cancel): that again
+            found = _sensitivities(again, sensitivity, leaves, nest=True)
         return tuple(found.get(leaf) for leaf in leaves)
 
     return _new(gradient, tuple(leaves), None, delta, back=pullback)
@@ -507,13 +548,15 @@ def withgradient(f: Callable, *args: Any) -> WithGradient:
         grads = _gradient_params(loss, args[0])
         return WithGradient(_plain_loss(seen[0]), grads)
     if _structured(args):
-        leaves, of_leaves, rebuild = _over_leaves(f, args, "withgradient")
+        with _WITHGRADIENT:
+            leaves, of_leaves, rebuild = _over_leaves(f, args)
         val, grads = withgradient(of_leaves, *leaves)
         return WithGradient(val, rebuild(grads))
     horizon = _next_epoch()  # as in forward
     inputs, out = _run(f, args)
     y = _loss_of(out)
-    check_loss(y, "withgradient")
+    with _WITHGRADIENT:
+        check_loss(y)
     grads = _back(lambda *xs: _loss_of(f(*xs)), [x.tracker for x in inputs], y, None, _any_tracked(args), horizon)
     return WithGradient(_plain_loss(out), grads)
 

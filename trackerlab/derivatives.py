@@ -9,11 +9,14 @@ from typing import Any
 
 from .api import _NESTED, forward
 from .backends.arrays import library_name, namespace
+from .core.errors import Caller
 from .core.recording import RECORDING
 from .core.tracebacks import entry_point
 from .core.tracked import _TrackedValue, data, param
 from .core.validation import check_loss, check_numbers
-from .ops.registry import operations
+from .rules.complex import imag, real
+from .rules.joins import stack
+from .rules.shape import reshape
 from .trees import flatten, is_structure
 
 __all__ = ["hessian", "jacobian"]
@@ -37,25 +40,25 @@ def jacobian(f: Callable, x: Any) -> Any:
     {'a': 3.0, 'b': 2.0}
     """
     if is_structure(x):
-        leaves, _, rebuild_x = flatten(x, "jacobian")
+        with _JACOBIAN:
+            leaves, _, rebuild_x = flatten(x)
         y, back = forward(lambda *xs: f(rebuild_x(iter(xs))), *leaves)
     else:
         leaves, rebuild_x = [x], None
         y, back = forward(f, x)
-    if is_structure(y):
-        outputs, _, rebuild_y = flatten(y, "jacobian")
-    else:
-        outputs, rebuild_y = [y], None
-    for out in outputs:
-        check_numbers(out, "jacobian")
+    with _JACOBIAN:
+        if is_structure(y):
+            outputs, _, rebuild_y = flatten(y)
+        else:
+            outputs, rebuild_y = [y], None
+        for out in outputs:
+            check_numbers(out)
     x_values = [data(v) if isinstance(v, _TrackedValue) else data(param(v)) for v in leaves]
     if rebuild_x is None and rebuild_y is None and _complex(data(y)) and not _complex(x_values[0]):
         # a real x and complex values: a backward pass gives the derivative of the real part of what it is seeded
         # with, so the Jacobian is that of the real part plus i times that of the imaginary part, each a walk
         # (a real seed alone dropped the imaginary part)
-        ops = operations()
-        real = jacobian(lambda x: ops["real"](f(x)), x)
-        return real + 1j * jacobian(lambda x: ops["imag"](f(x)), x)
+        return jacobian(lambda x: real(f(x)), x) + 1j * jacobian(lambda x: imag(f(x)), x)
     inside = RECORDING.differentiating > 0 or getattr(_NESTED, "depth", 0) > 0  # a function being differentiated
     by_output = []
     for k, out in enumerate(outputs):
@@ -91,9 +94,8 @@ def _assemble(rows: list, out_shape: tuple, x_value, recorded: bool):
     # a third derivative through hessian came out 0, and so did the gradient of a Jacobian with respect to
     # the parameters of f, without a word)
     if recorded:
-        ops = operations()
-        J = ops["stack"]([ops["reshape"](row, (-1,)) for row in rows])
-        return ops["reshape"](J, out_shape + in_shape)
+        J = stack([reshape(row, (-1,)) for row in rows])
+        return reshape(J, out_shape + in_shape)
     # the rows are x's sensitivities: of x's library (NumPy for a NumPy x over dask data, which lands them)
     rows = [data(row) for row in rows]
     rp = namespace(*rows) if rows else namespace(x_value)
@@ -122,7 +124,12 @@ def hessian(f: Callable, x: Any) -> Any:
 
     def grad_f(x):
         y, back = forward(f, x)
-        check_loss(y, "hessian")
+        with _HESSIAN:
+            check_loss(y)
         return back()[0]
 
     return jacobian(grad_f, x)
+
+
+_JACOBIAN = Caller("jacobian")
+_HESSIAN = Caller("hessian")

@@ -29,11 +29,16 @@ from typing import Any
 from .api import _NESTED, _run, _sensitivities
 from .backends.arrays import NDARRAY, library_name, namespace
 from .core import tape
+from .core.errors import Caller
 from .core.guard import Verified
-from .core.recording import RECORDING
+from .core.recording import RECORDING, recording
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
 from .core.validation import check_constants, check_fresh, check_loss, check_numbers
-from .ops.registry import operations
+from .rules.complex import real
+from .rules.elementwise import cos, sin
+from .rules.joins import stack
+from .rules.reductions import sum
+from .rules.shape import reshape
 from .trees import is_structure
 
 __all__ = ["hvp", "jacfwd", "jvp"]
@@ -106,7 +111,8 @@ def jacfwd(f: Callable, x: Any) -> Any:
             "or use tl.jvp with tuples of primals and tangents)"
         )
     inputs, y, nodes, inside = _recorded(f, (x,), "jacfwd")
-    check_numbers(y, "jacfwd")
+    with Caller("jacfwd"):
+        check_numbers(y)
     y_value = data(y)
     x_value = inputs[0].tracker.data
     out_shape = tuple(getattr(y_value, "shape", ()))
@@ -125,9 +131,8 @@ def jacfwd(f: Callable, x: Any) -> Any:
     if not columns:  # f does not depend on x
         columns = [_zeros_of(y) for _ in range(n_in)]
     if inside and any(isinstance(c, _TrackedValue) and not c.tracker.isleaf for c in columns):
-        ops = operations()
-        J = ops["stack"](*[ops["reshape"](c, (-1,)) for c in columns], axis=-1)  # (the op takes the arrays one by one)
-        return ops["reshape"](J, out_shape + in_shape)
+        J = stack([reshape(c, (-1,)) for c in columns], axis=-1)
+        return reshape(J, out_shape + in_shape)
     columns = [data(c) for c in columns]
     cp = namespace(*columns) if columns else xp
     columns = [cp.reshape(cp.asarray(c), (-1,)) for c in columns]
@@ -172,7 +177,8 @@ def _by_rows(y, node: Tracked, out_shape: tuple, in_shape: tuple):
     value = data(y)
     rows = []
     for e in _units(value, out_shape):
-        s = _sensitivities(y, e, "jacfwd", (node,), nest=False).get(node)
+        with Caller("jacfwd"):
+            s = _sensitivities(y, e, (node,), nest=False).get(node)
         rows.append(_zeros_of(node.data) if s is None else data(s))
     xp = namespace(node.data, *rows)
     J = xp.stack([xp.reshape(xp.asarray(r), (-1,)) for r in rows]) if rows else xp.zeros((0, math.prod(in_shape)))
@@ -215,7 +221,8 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
             "hvp: x is a tuple; hvp differentiates with respect to one array (pass tl.stack([...]) and index it in f)"
         )
     _, y, nodes, inside = _recorded(f, (x,), "hvp")
-    check_loss(y, "hvp")
+    with Caller("hvp"):
+        check_loss(y)
     (node,) = nodes
     (tangent,) = [_tangent(v, node, 0, 1, who="hvp")]
     inside = inside or isinstance(tangent, _TrackedValue)
@@ -227,10 +234,12 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
             return _result(Hv, False)
     stop = nodes if isinstance(x, _TrackedValue) else ()
     # (a custom pullback that computes with tl.data(g) is marked by the recorded walk: the walk below refuses it)
-    grad = _sensitivities(y, None, "hvp", nodes, nest=True, stop=stop).get(node)
+    with Caller("hvp"):
+        grad = _sensitivities(y, None, nodes, nest=True, stop=stop).get(node)
     if not _reaches(grad, node):  # f is linear: H = 0
         return _result(_zeros_of(node.data), inside)
-    found = _sensitivities(grad, tangent, "hvp", nodes, nest=inside, stop=stop)
+    with Caller("hvp"):
+        found = _sensitivities(grad, tangent, nodes, nest=inside, stop=stop)
     Hv = found.get(node)
     return _result(Hv if Hv is not None else _zeros_of(node.data), inside)
 
@@ -252,7 +261,8 @@ def _recorded(f: Callable, xs: tuple, who: str):
     for i, a in enumerate(xs):
         _check_input(a, who, f"x[{i}]" if len(xs) > 1 else "x")
     inputs, y = _run(f, xs)
-    check_numbers(y, who)
+    with Caller(who):
+        check_numbers(y)
     return inputs, y, [a.tracker for a in inputs], inside
 
 
@@ -280,7 +290,8 @@ def _transposed(y, nodes: list, stop, who: str):
     value = data(y)
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
-    found = _sensitivities(y, u, who, nodes, nest=True, stop=stop)
+    with Caller(who):
+        found = _sensitivities(y, u, nodes, nest=True, stop=stop)
     return u, [found.get(n) for n in nodes]
 
 
@@ -288,7 +299,8 @@ def _along(root, seed, u, y, inside: bool, who: str):
     """The sensitivity that a walk from ``root`` (a recorded ``Jᵀu``, or the pairing of several) seeded with
     ``seed`` sends to ``u``: ``J v``. The walk stops at the nodes of ``f``'s tape (``y``'s): ``J v`` depends on
     them only through the values they hold. Recorded (``inside``), so that it can be differentiated again."""
-    found = _sensitivities(root, seed, who, (u.tracker,), nest=inside, stop=_tape_of(y))
+    with Caller(who):
+        found = _sensitivities(root, seed, (u.tracker,), nest=inside, stop=_tape_of(y))
     Jv = found.get(u.tracker)
     return Jv if Jv is not None else _zeros_of(data(y))
 
@@ -331,15 +343,14 @@ def _divide(node, tangents, values):
     return total
 
 
-_ops = operations
 # Elementwise functions of one argument by their derivatives: the first ``f′`` from the argument and the result,
 # the second ``f″`` from those and the first. The tangent of ``f(x)`` is ``f′ ẋ``; hvp's sweep sends back ``g f′``
 # and its tangent ``ġ f′ + g f″ ẋ``.
 DERIVATIVES = {
     "exp": (lambda x, ans: ans, lambda x, ans, slope: ans),
     "log": (lambda x, ans: 1 / x, lambda x, ans, slope: -slope * slope),
-    "sin": (lambda x, ans: _ops()["cos"](x), lambda x, ans, slope: -ans),
-    "cos": (lambda x, ans: -_ops()["sin"](x), lambda x, ans, slope: -ans),
+    "sin": (lambda x, ans: cos(x), lambda x, ans, slope: -ans),
+    "cos": (lambda x, ans: -sin(x), lambda x, ans, slope: -ans),
     "tanh": (lambda x, ans: 1 - ans * ans, lambda x, ans, slope: -2 * ans * slope),
     "sqrt": (lambda x, ans: 0.5 / ans, lambda x, ans, slope: -slope / (2 * ans * ans)),
     "square": (lambda x, ans: 2 * x, lambda x, ans, slope: 2.0),
@@ -594,19 +605,14 @@ def _tape_of(y) -> set:
 def _pairings(sent: list):
     """``Re Σᵢ Σ (Jᵀu)ᵢ vᵢ``, recorded: the real pairing under which ``Jᵀ`` is the transpose of ``J`` (for a real
     loss, the convention's cotangent ``∂L/∂x − i ∂L/∂y`` pairs with a tangent ``dx + i dy`` to give ``dL``)."""
-    ops = operations()
-    before = RECORDING.on
-    RECORDING.on = True
-    try:
+    with recording(True):
         total = None
         for s, t in sent:
-            term = ops["sum"](s * t)
+            term = sum(s * t)
             if _kind(data(term)) == "c" or _kind(data(t)) == "c":
-                term = ops["real"](term)
+                term = real(term)
             total = term if total is None else total + term
         return total
-    finally:
-        RECORDING.on = before
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .backends.arrays import NDARRAY, REAL_SCALARS, library_name, namespace, shape_of
+from .core.errors import CALLER, ArgumentError, Caller, ParameterError
 from .core.grads import reset
 from .core.plain import _parameter_array, _setflags
 from .core.precision import dtype_kind, dtype_name
@@ -118,7 +119,9 @@ def update_(x: Any, Δ: Any, grads: Grads | None = None) -> Any:
         return Δ
     else:
         node = tracker(x)
-    _parameter(node, x, "update_", "x")
+    if node is None or not node.isleaf:
+        with _UPDATE_:
+            _parameter(node, x, "x", _STEPS_PARAMETERS)
     value = node.data
     step = Δ if type(Δ) is float and type(value) is float else _step(data(Δ), value)
     if type(value) is NDARRAY:  # in place, so that code holding tl.data(x) sees the new values
@@ -146,19 +149,26 @@ def update_(x: Any, Δ: Any, grads: Grads | None = None) -> Any:
     return x
 
 
-def _parameter(node, x, who: str, name: str) -> None:
-    """Refuse what is not a parameter: an untracked value, or a computed one (the result of an operation)."""
+def _parameter(node, x, name: str, why: str) -> None:
+    """Refuse what is not a parameter: an untracked value, or a computed one (the result of an operation), saying
+    ``why`` only parameters will do. The caller is left open (``core.errors.CALLER``)."""
     if node is None:
-        raise TypeError(f"{who}: {name} is not tracked (got {type(x).__name__})")
+        raise ArgumentError(f"{CALLER}: {name} is not tracked (got {type(x).__name__})")
     if not node.isleaf:
-        raise ValueError(
-            f"{who}: {name} is the result of {node.f.name}, not a parameter; {who} changes parameters "
-            "(tl.param) in place. To change part of a parameter p, pass a step of p's shape that is zero "
-            "elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
-            if who == "update_"
-            else f"{who}: {name} is the result of {node.f.name}, not a parameter; only parameters (tl.param) "
-            "accumulate a gradient, so there is none to reset (zero_grad_ the parameters it was computed from)"
-        )
+        raise ParameterError(f"{CALLER}: {name} is the result of {node.f.name}, not a parameter; {why}")
+
+
+# Why ``update_`` and ``zero_grad_`` take parameters only, as their errors say
+_STEPS_PARAMETERS = (
+    "update_ changes parameters (tl.param) in place. To change part of a parameter p, pass a step of p's shape "
+    "that is zero elsewhere: s = np.zeros(p.shape); s[0:1] = 10.0; tl.update_(p, s)"
+)
+_RESETS_PARAMETERS = (
+    "only parameters (tl.param) accumulate a gradient, so there is none to reset (zero_grad_ the parameters it was "
+    "computed from)"
+)
+_UPDATE_ = Caller("update_")
+_ZERO_GRAD_ = Caller("zero_grad_")
 
 
 def _pairs(params, grads) -> list:
@@ -201,7 +211,8 @@ def _pairs(params, grads) -> list:
         )
     checked = []
     for i, (p, g) in enumerate(pairs):  # before any step: a failure half way would leave some parameters stepped
-        _parameter(tracker(p), p, "update_", f"parameter {i + 1}")
+        with _UPDATE_:
+            _parameter(tracker(p), p, f"parameter {i + 1}", _STEPS_PARAMETERS)
         if g is None:
             raise TypeError(f"update_: the gradient of parameter {i + 1} is None; give it an array (zeros for none)")
         g = _step(data(g), data(p), f"the gradient of parameter {i + 1}")  # a list becomes an array of p's kind
@@ -217,11 +228,13 @@ def _nested(params) -> bool:
 def _pairs_of_structure(params, grads) -> list:
     """``update_(opt, params, grads)`` for a structure of parameters (a dict, nested lists, a namedtuple, a
     dataclass): ``grads`` has the same structure (``tl.gradient(f, params)[0]``), or is a ``Grads``."""
-    leaves, paths, _ = flatten(params, "update_")
+    with _UPDATE_:
+        leaves, paths, _ = flatten(params)
     by_parameter = isinstance(grads, Grads) or (
         isinstance(grads, Mapping) and any(isinstance(k, _TrackedValue) for k in grads)
     )  # (a dict keyed by parameter, as Grads is)
-    found = [grads[p] for p in leaves] if by_parameter else leaves_like(params, grads, "update_", "grads")
+    with _UPDATE_:
+        found = [grads[p] for p in leaves] if by_parameter else leaves_like(params, grads, "grads")
     done = set()
     pairs = []
     for p, g, path in zip(leaves, found, paths):
@@ -288,7 +301,8 @@ def zero_grad_(x: Any) -> Any:
         for i, value in enumerate(values):  # every value checked before any is reset (a list in it, by its own call)
             node = tracker(value)
             if not isinstance(value, Params | list | tuple) and (node is None or not node.isleaf):
-                _parameter(node, value, "zero_grad_", f"value {i + 1}")
+                with _ZERO_GRAD_:
+                    _parameter(node, value, f"value {i + 1}", _RESETS_PARAMETERS)
         for value in values:
             if isinstance(value, _TrackedValue):  # a parameter (the common case)
                 reset(value.tracker)
@@ -296,6 +310,8 @@ def zero_grad_(x: Any) -> Any:
                 zero_grad_(value)
         return x
     node = tracker(x)
-    _parameter(node, x, "zero_grad_", "x")
+    if node is None or not node.isleaf:
+        with _ZERO_GRAD_:
+            _parameter(node, x, "x", _RESETS_PARAMETERS)
     reset(node)
     return x

@@ -544,7 +544,7 @@ def test_back_keeps_a_fresh_sensitivity_as_a_grad_nothing_else_holds():
 
 @pytest.mark.parametrize("delta", [np.array([1j, 0.0, 2.0]), [1j, 0, 0], np.ones(3, dtype=np.complex64)])
 def test_a_complex_seed_for_a_real_value_is_refused(delta):
-    # the imaginary part has nowhere to go: it was dropped without a word
+    # a real value's sensitivity is real: the imaginary part has nowhere to go, so it is refused, not dropped
     x = tl.param(np.array([1.0, 2.0, 3.0]))
     with pytest.raises(TypeError, match=r"back_: Δ is complex, but y is real \(float64\).*Δ\.real"):
         tl.back_(x * 2.0, delta)

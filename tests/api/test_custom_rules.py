@@ -1,6 +1,6 @@
-"""A fifth probe of custom rules: a ``@tl.primitive`` function (``hook``, ``nobacksies``, ``checkpoint`` and the
-user's own) given a tracked value by keyword is refused, instead of running the function itself and skipping
-its rule (``tl.hook(f=..., x=y)`` was ``y`` itself, its hook never applied)."""
+"""Custom rules: a ``@tl.primitive`` function (``hook``, ``nobacksies``, ``checkpoint`` and the user's own)
+given a tracked value by keyword is refused, naming the function, since running the function itself would
+skip its rule (``tl.hook(f=..., x=y)`` would be ``y`` itself, its hook never applied)."""
 
 from __future__ import annotations
 

@@ -38,10 +38,10 @@ def test_a_tracked_zero_d_array_sensitivity_and_an_array_one_agree():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of what ``gradient``, ``hessian`` and ``forward`` are given back by ``f``: a complex loss held as a
-# NumPy complex number (or a one-element complex array) is refused as a Python complex is (``float()`` of it warned,
-# dropped the imaginary part, and the gradient of its real part came back), and ``forward``'s ``back`` refuses a tuple
-# of results (it sent zeros) and a Δ that does not fit a plain result.
+# What ``gradient``, ``hessian`` and ``forward`` are given back by ``f``: a complex loss held as a NumPy complex
+# number (or a one-element complex array) is refused as a Python complex is (``float()`` of it would warn, drop the
+# imaginary part and give the gradient of the real part), and ``forward``'s ``back`` refuses a tuple of results
+# (rather than sending zeros) and a Δ that does not fit a plain result.
 # ----------------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
-"""A Jacobian or Hessian taken inside a function being differentiated is differentiated too: it was a plain
-array there, so a third derivative through ``hessian`` or ``jacobian`` came out 0, and so did the gradient of
-a Jacobian with respect to a parameter its function closes over, without a word."""
+"""A Jacobian or Hessian taken inside a function being differentiated is differentiated too: it is tracked
+there, so a third derivative through ``hessian`` or ``jacobian`` and the gradient of a Jacobian with respect to
+a parameter its function closes over come out right (a plain array there would give 0 without a word)."""
 
 from __future__ import annotations
 

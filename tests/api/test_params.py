@@ -1,4 +1,4 @@
-"""A fifth probe of Params, Grads and the optimisers: ``update_(opt, ...)`` takes what a Flux, PyTorch or
+"""Params, Grads and the optimisers: ``update_(opt, ...)`` takes what a Flux, PyTorch or
 HIPS autograd user hands it (one parameter and its gradient, the tuple ``tl.gradient(f, W, b)`` returns, a dict
 by parameter), and refuses the rest with a message instead of a confusing ``KeyError``; ``Params(W)`` and lists
 of tracked values given to ``gradient`` say what to write."""
@@ -261,7 +261,7 @@ def test_descent_on_a_complex_parameter_goes_downhill():
 
 # ----------------------------------------------------------------------------------------------------
 # ``gradient(f, Params([...]))`` with a computed value among the Params, as Tracker.jl allows: its gradient is the
-# sensitivity that reaches it (it was silently 0). Expected values by hand.
+# sensitivity that reaches it (not 0). Expected values by hand.
 # ----------------------------------------------------------------------------------------------------
 
 

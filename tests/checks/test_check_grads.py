@@ -248,9 +248,9 @@ def test_a_nan_gradient_fails():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of ``tl.check_grads``: its tolerance is relative to the derivatives it compares, so a rule 1% wrong is
-# caught in a function whose derivatives are small (a floor of 1 on the relative scale let it pass wherever they were
-# below about 0.1), and a right rule still passes at every scale.
+# ``tl.check_grads``' tolerance is relative to the derivatives it compares, so a rule 1% wrong is caught in a
+# function whose derivatives are small (a floor of 1 on the relative scale would let it pass wherever they are below
+# about 0.1), and a right rule still passes at every scale.
 # ----------------------------------------------------------------------------------------------------
 
 

@@ -578,9 +578,9 @@ def test_the_tapes_own_values_used_as_constants_are_not_copied():
     assert y.tracker.args[1] is h
 
 
-# A fifth probe of constants changed between the forward and the backward pass: a list or dict given to a
-# ``@tl.grad_rule`` function (by position or keyword), and the arrays in it, are compared when the walk runs, as a
-# NumPy array given to it is. The pullback closes over them and read their new values without a word.
+# Constants changed between the forward and the backward pass: a list or dict given to a ``@tl.grad_rule``
+# function (by position or keyword), and the arrays in it, are compared when the walk runs, as a NumPy array given
+# to it is, since the pullback closes over them and would read their new values without a word.
 # ----------------------------------------------------------------------------------------------------
 
 

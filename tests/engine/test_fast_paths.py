@@ -60,7 +60,7 @@ def test_leaves_only_walks_agree_with_the_full_walk():
     x, w = tl.param(np.array([1.0, -2.0, 0.5])), tl.param(0.7)
     y = tl.sum(tl.tanh(x * w) * x)
     full = {s.node: s.delta for s in tl.backprop_steps(y) if s.isleaf}
-    leaves = list(Walk(y, None, "backprop_steps").leaves())
+    leaves = list(Walk(y, None).leaves())
     assert all(node.isleaf for node, _, _ in leaves) and len(leaves) == 2
     for node, g, _ in leaves:
         np.testing.assert_allclose(g, full[node])

@@ -1,6 +1,6 @@
 """A gradient has its parameter's dtype, and the precision NumPy's forward had.
 
-The probe runs every case of the rule tests (``test_rules_<family>.py``: one or more for every operation
+These tests run every case of the rule tests (``test_rules_<family>.py``: one or more for every operation
 with a rule) with its arguments in mixed dtypes:
 
 - one argument a float32 parameter, the others float64 data: the gradient is float32, first and second
@@ -166,7 +166,7 @@ def test_the_probe_covers_every_family_with_rules():
 
     families = {op.family for op in operations().values() if op.rule is not None and op.family}
     covered = {family for family in FAMILIES if cases(family)}
-    assert families <= covered, f"families the dtype probe does not reach: {sorted(families - covered)}"
+    assert families <= covered, f"families the dtype tests do not reach: {sorted(families - covered)}"
 
 
 # ---------------------------------------------------------------- operands the case tables do not hold
@@ -301,8 +301,8 @@ def test_params_forward_jacobian_and_hessian_give_the_parameters_dtype():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A parameter's ``.grad`` after ``x.data = v`` of another dtype has the new dtype (it kept the old one: a float32
-# parameter's gradient summed into float64 zeros), and the lazily made zeros of a reset ``.grad`` behave as zeros made
+# A parameter's ``.grad`` after ``x.data = v`` of another dtype has the new dtype (a float32 parameter's gradient
+# is not summed into float64 zeros made for its old value), and the lazily made zeros of a reset ``.grad`` behave as zeros made
 # at once for code that holds, copies or steps with them.
 # ----------------------------------------------------------------------------------------------------
 

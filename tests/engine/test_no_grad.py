@@ -1,6 +1,5 @@
-"""A fifth probe of ``no_grad``: as in PyTorch, ``@tl.no_grad()`` on a function runs each call of it without
-recording (it was a ``TypeError``: 'no_grad' object is not callable), in the calling thread only, and restores
-recording after an error."""
+"""``no_grad``: as in PyTorch, ``@tl.no_grad()`` on a function runs each call of it without recording, in the
+calling thread only, and restores recording after an error."""
 
 import threading
 
@@ -71,7 +70,7 @@ def test_no_grad_on_something_not_callable_says_how_to_use_it():
 
 # ----------------------------------------------------------------------------------------------------
 # @tl.no_grad() on a generator function runs its body without recording at each next(), and the caller's code between
-# its values with recording as it was (the body ran after the decorated call had returned, recording).
+# its values with recording as it is there (the body runs after the decorated call has returned).
 # ----------------------------------------------------------------------------------------------------
 
 

@@ -79,11 +79,10 @@ def test_checkpoint_of_a_deterministic_f_is_exact():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of gradients differentiated later: ``gradient`` (and ``forward``'s ``back``) at plain inputs run ``f``
-# again to differentiate their results, and compared only ``f``'s value with the first run's. At ``w = 0`` a logistic
-# regression's loss is ``log 2`` whatever its batch, so a batch refilled in place before a gradient penalty's
-# ``back_`` went unseen and the second derivatives came from the new batch, without a word. The gradient the run gives
-# again is compared too.
+# Gradients differentiated later: ``gradient`` (and ``forward``'s ``back``) at plain inputs run ``f`` again to
+# differentiate their results, and compare the gradient the run gives again with the first, not only ``f``'s value:
+# at ``w = 0`` a logistic regression's loss is ``log 2`` whatever its batch, so a batch refilled in place before a
+# gradient penalty's ``back_`` leaves the value alone while the second derivatives would come from the new batch.
 # ----------------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
-"""A fifth probe of tracked values as Python objects: a tracked number is not iterable (a NumPy scalar's
-``IndexError`` ended Python's iteration by ``__getitem__`` at once, so ``sum(tl.sum(x))`` was 0 and its
-gradient 0, without a word), and iterating a tracked array gives its rows, tracked, with their gradients."""
+"""Tracked values as Python objects: a tracked number is not iterable (else a NumPy scalar's ``IndexError``
+would end Python's iteration by ``__getitem__`` at once, and ``sum(tl.sum(x))`` would be 0, its gradient 0,
+without a word), and iterating a tracked array gives its rows, tracked, with their gradients."""
 
 import numpy as np
 import pytest
@@ -54,7 +54,7 @@ def test_iterating_a_tracked_array_gives_tracked_rows_with_their_gradients():
     ],
 )
 def test_a_new_parameter_from_a_tracked_value_inside_differentiation_is_refused(differentiate):
-    # a new leaf cut the gradient through x: tl.gradient(lambda x: tl.sum(tl.param(x) * 2), X) was 0
+    # a new leaf would cut the gradient through x: tl.gradient(lambda x: tl.sum(tl.param(x) * 2), X) would be 0
     with pytest.raises(TypeError, match=r"param\(x\): x is tracked.*tl.param\(tl.data\(x\)\)"):
         differentiate(lambda x: tl.param(x) * 2.0)
 

@@ -624,7 +624,7 @@ def test_copying_a_computed_value_is_refused_naming_the_op(copier, who):
 
 
 # ----------------------------------------------------------------------------------------------------
-# Probes of state as a new user meets it: values changed between the forward pass and the backward pass, ``.grad``
+# State as a new user meets it: values changed between the forward pass and the backward pass, ``.grad``
 # arrays shared or reused, ``forward``'s backpropagator after a change, custom rules whose sensitivities have the
 # wrong dtype, NumPy's ``out=`` and array methods with options. Each expected value is derived by hand; each refusal
 # must name what is wrong.
@@ -798,7 +798,7 @@ def test_plain_out_of_a_tracked_result_names_the_plain_array():
 @pytest.mark.parametrize("method", ["ravel", "flatten"])
 @pytest.mark.parametrize("order", ["F", "K", "A"])
 def test_ravel_and_flatten_methods_refuse_an_order_they_cannot_keep(method, order):
-    # order="F" was dropped: x.ravel(order="F") gave the C order, a wrong value and gradient without a word
+    # dropping order="F" would give the C order: a wrong value and gradient without a word
     x = tl.param(np.arange(6.0).reshape(2, 3))
     with pytest.raises(ValueError, match="only order='C'"):
         getattr(x, method)(order=order)
@@ -886,8 +886,8 @@ def test_update_with_an_optimiser_steps_a_parameter_listed_twice_once():
 
 
 def test_threads_calling_back_into_one_shared_parameter_lose_no_contribution():
-    # NumPy releases the GIL while it adds large arrays: two unguarded `grad += delta` at once each read the
-    # old total, and one contribution was lost (103 of 160 here, without a word)
+    # NumPy releases the GIL while it adds large arrays: two unguarded `grad += delta` at once would each read the
+    # old total, and one contribution would be lost without a word
     W = tl.param(np.zeros(200_000))
     weights = np.arange(200_000) % 7 + 1.0
     rounds, workers = 30, 4
@@ -1007,7 +1007,7 @@ def test_checkpoint_with_every_tracked_value_as_an_argument():
 
 
 def test_a_hook_that_returns_none_refuses_instead_of_stopping_the_gradient():
-    # a hook written to print (lambda g: print(g)) returned None, and x's gradient was silently 0
+    # a hook written to print (lambda g: print(g)) returns None, which would make x's gradient 0 without a word
     x = tl.param(np.ones(2))
     seen = []
     with pytest.raises(TypeError, match="hook: f returned None"):

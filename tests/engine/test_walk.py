@@ -155,22 +155,22 @@ def test_the_walk_is_the_only_walk():
     import trackerlab.api as api
 
     calls = []
-    original = api.Walk  # backprop_steps' core, which names its caller
+    original = api.Walk  # backprop_steps' core
 
-    def spy(y, Δ, who, **kwargs):
-        calls.append(who)
-        return original(y, Δ, who, **kwargs)
+    def spy(y, Δ, **kwargs):
+        calls.append(tl.data(y))
+        return original(y, Δ, **kwargs)
 
     api.Walk = spy
     try:
         x = tl.param(2.0)
         tl.back_(x * x)
-        tl.forward(lambda x: x * x, 2.0)[1](1.0)
-        tl.gradient(lambda x: x * x, 2.0)
-        tl.gradient(lambda: x * x, tl.Params([x]))
+        tl.forward(lambda x: x * x, 3.0)[1](1.0)
+        tl.gradient(lambda x: x * x, 5.0)
+        tl.gradient(lambda: x * x * x, tl.Params([x]))
     finally:
         api.Walk = original
-    assert calls == ["back_", "back", "back", "gradient"]
+    assert calls == [4.0, 9.0, 25.0, 8.0]  # one walk each, from each one's own result
 
 
 def test_a_tool_built_on_the_walk_gets_its_steps_and_its_own_name_in_errors():
@@ -227,9 +227,9 @@ def test_recording_is_on_again_after_a_custom_pullback_that_raises():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of ``backprop_steps``: the arrays a step shows (``.delta`` and ``.sent``) are read-only views, since
-# the walk goes on with the arrays themselves; a write into one (``s.delta *= 0`` to look at it scaled) changed the
-# gradients of the arguments still to come.
+# ``backprop_steps``: the arrays a step shows (``.delta`` and ``.sent``) are read-only views, since the walk goes on
+# with the arrays themselves; a write into one (``s.delta *= 0`` to look at it scaled) would change the gradients
+# of the arguments still to come.
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -277,7 +277,7 @@ def test_back_after_a_walk_whose_arrays_were_looked_at():
 
 
 # ----------------------------------------------------------------------------------------------------
-# A fifth probe of the walks: a parameter changed while a backward pass runs (by a hook, a custom pullback or code
+# The walks: a parameter changed while a backward pass runs (by a hook, a custom pullback or code
 # between the steps of ``backprop_steps``) is refused, and a sensitivity Δ that the caller changes after handing it
 # over is never read again.
 # ----------------------------------------------------------------------------------------------------

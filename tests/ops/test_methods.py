@@ -1,5 +1,5 @@
 """Array methods and in-place operators on tracked arrays, as a NumPy user writes them: options trackerlab
-cannot honour are named (they were Python's "method() got an unexpected keyword argument"), NumPy's
+cannot honour are named in the error (not Python's "method() got an unexpected keyword argument"), NumPy's
 in-place methods say what to write instead, and ``+=`` makes a new value, as for JAX arrays."""
 
 import math
@@ -81,8 +81,8 @@ def test_augmented_assignment_makes_a_new_value_and_the_gradient_follows_it():
 
 
 def test_rounding_builtins_give_plain_numbers_with_slope_zero():
-    # round(x) failed: "type TrackedReal doesn't define __round__ method"; math.floor(x) inside gradient failed
-    # naming float(x). Rounding is piecewise constant, as int(x) is: its derivative is 0
+    # round(x) and math.floor(x) work on a tracked number, inside gradient too. Rounding is piecewise constant, as
+    # int(x) is: its derivative is 0
     x = tl.param(2.5)
     assert (round(x), round(x, 1), math.floor(x), math.ceil(x), math.trunc(x)) == (2, 2.5, 2, 3, 2)
     assert type(round(x)) is int and type(math.floor(x)) is int
@@ -100,7 +100,7 @@ W = np.array([1.0, 2.0, 3.0])
 
 
 def test_full_like_with_a_tracked_fill_value_is_recorded():
-    # np.full_like(x, v) gave a plain array: v's gradient was silently 0
+    # np.full_like(x, v) is recorded: v's gradient reaches it (a plain array would make it 0 without a word)
     x = np.array([0.5, -1.0, 2.0])
     (g,) = tl.gradient(lambda t: tl.sum(np.full_like(t, t[0] * 2) * W), x)
     np.testing.assert_array_equal(tl.data(g), [2.0 * W.sum(), 0.0, 0.0])

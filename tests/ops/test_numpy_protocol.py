@@ -632,8 +632,7 @@ def test_options_numpy_has_and_trackerlab_refuses_are_named():
 
 
 def test_the_sign_of_a_complex_determinant_moves_with_the_matrix():
-    # slogdet's sign was a plain array: for a complex matrix, det/|det| = e^(iθ) moves with it, and its
-    # gradient was silently 0
+    # slogdet's sign is tracked: for a complex matrix, det/|det| = e^(iθ) moves with it, and has a gradient
     r = np.random.default_rng(1)
     a, b = r.standard_normal((3, 3)), r.standard_normal((3, 3))
     c = np.array(0.3 + 2j)

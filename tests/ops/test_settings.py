@@ -1,8 +1,8 @@
 """A tracked value given where an operation expects a setting (a number that is not one of its operands) or
-as a keyword argument of a custom rule: its gradient was silently dropped (``leaky_relu(x, a)`` with a tracked
-slope ``a`` gave ``x`` its gradient and ``a`` none). Each is now an error naming the operation and the
-argument, or, where NumPy's spelling names an operand by keyword (``np.clip(x, min=lo)``), the operand is
-recorded. Expected gradients are central differences of ``Σ W ∘ f`` with non-symmetric weights."""
+as a keyword argument of a custom rule would have its gradient dropped without a word (``leaky_relu(x, a)``
+with a tracked slope ``a`` would give ``x`` its gradient and ``a`` none). Each is an error naming the operation
+and the argument, or, where NumPy's spelling names an operand by keyword (``np.clip(x, min=lo)``), the operand
+is recorded. Expected gradients are central differences of ``Σ W ∘ f`` with non-symmetric weights."""
 
 import inspect
 
@@ -97,7 +97,7 @@ def _(x, *, scale=1.0):
 
 
 def test_a_tracked_keyword_argument_of_a_custom_rule_is_refused():
-    # the pullback returns one sensitivity per positional argument: scale's gradient was silently lost
+    # the pullback returns one sensitivity per positional argument: scale's gradient would be lost without a word
     with pytest.raises(TypeError, match="track: the keyword argument scale= of _scaled is tracked"):
         tl.gradient(lambda t: tl.sum(tl.track(_scaled, t, scale=t[0])), X)
     (g,) = tl.gradient(lambda t: tl.sum(tl.track(_scaled, t, scale=3.0) * W), X)
@@ -140,12 +140,11 @@ def test_checkpoint_of_several_results_is_refused_and_a_stack_works(kind):
 
 
 # ----------------------------------------------------------------------------------------------------
-# Settings NumPy refuses that trackerlab took silently, giving a wrong value: an axis beyond the array in ``np.take``
-# and ``np.linalg.norm`` (it wrapped round: ``np.take(x, [0], axis=5)`` of a matrix took column 0), ``ord='fro'`` or
-# ``'nuc'`` for a vector, and ``np.average`` with weights that sum to zero (NaN instead of NumPy's
-# ``ZeroDivisionError``). Each is now NumPy's refusal, with a message naming the operation. And
-# ``np.tril``/``np.triu`` of a vector, which NumPy reads as a row repeated into a square matrix, was refused ("tuple
-# index out of range"); it now gives NumPy's matrix, and the vector the sum of its rows' sensitivities.
+# Settings NumPy refuses, refused as NumPy refuses them, with a message naming the operation (taking them would give
+# a wrong value): an axis beyond the array in ``np.take`` and ``np.linalg.norm`` (``np.take(x, [0], axis=5)`` of a
+# matrix must not wrap round to column 0), ``ord='fro'`` or ``'nuc'`` for a vector, and ``np.average`` with weights
+# that sum to zero (NumPy's ``ZeroDivisionError``, not NaN). And ``np.tril``/``np.triu`` of a vector, which NumPy reads
+# as a row repeated into a square matrix, give NumPy's matrix, and the vector the sum of its rows' sensitivities.
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -295,8 +294,8 @@ def test_every_rule_takes_the_settings_its_forward_takes():
 # ----------------------------------------------------------------------------------------------------
 # Settings that are NumPy integers where NumPy takes them: a shape (``np.reshape(x, np.int64(12))``), the number of
 # sections of ``split``, the repetitions of ``tile``, the target of ``broadcast_to`` and ``average``'s axis, as a user
-# computes them with NumPy (``n = x.size``, ``k = np.int64(...)``). They were refused with "'numpy.int64' object is
-# not iterable"; each now gives NumPy's value, and its gradient matches central differences of ``Σ W ∘ f(x)``.
+# computes them with NumPy (``n = x.size``, ``k = np.int64(...)``): each gives NumPy's value, and its gradient
+# matches central differences of ``Σ W ∘ f(x)``.
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -339,7 +338,7 @@ def test_split_into_a_numpy_integer_of_sections_by_hand():
 
 
 # ----------------------------------------------------------------------------------------------------
-# Probes of settings as a new user passes them: axes that are NumPy integers (computed with NumPy) and NumPy options
+# Settings as a new user passes them: axes that are NumPy integers (computed with NumPy) and NumPy options
 # trackerlab cannot honour. Expected values are derived by hand.
 # ----------------------------------------------------------------------------------------------------
 
@@ -391,7 +390,8 @@ def test_numpy_integer_axis_gradient_by_hand():
 
 
 def test_clip_refuses_out_and_options_it_would_drop():
-    # np.clip(x, 0, 1, out=buffer) returned a new tracked array and left buffer as it was, without a word
+    # np.clip(x, 0, 1, out=buffer) cannot write a tracked result into buffer: refused, not a new array and buffer left as
+    # it is without a word
     x = tl.param([0.5, 2.0, -1.0])
     buffer = np.zeros(3)
     with pytest.raises(TypeError, match=r"clip: out= is not supported on tracked values"):
@@ -405,7 +405,7 @@ def test_clip_refuses_out_and_options_it_would_drop():
 
 
 def test_vecdot_refuses_options_it_would_drop():
-    # keepdims=True was dropped: np.vecdot(x, y, keepdims=True) gave shape (2,), not (2, 1)
+    # dropping keepdims=True would give np.vecdot(x, y, keepdims=True) the shape (2,), not (2, 1)
     x = tl.param(X_SETTINGS)
     with pytest.raises(TypeError, match="vecdot: keepdims= is not supported on tracked values"):
         np.vecdot(x, W_SETTINGS, keepdims=True)

@@ -3,14 +3,18 @@
 Every ``import`` counts, at the top of a module or inside a function: an import moved into a function
 to dodge a cycle is still a cycle. The graph holds trackerlab's own modules only, so the lazy imports of
 optional libraries (matplotlib, ipywidgets, networkx, IPython, dask) never enter it. Where a lower
-module needs something of a higher one, the higher one hands it down (``rules._util.Later``, the
-operation registry of ``ops.registry``, ``presentation.text.HTML_REPR``).
+module needs something of a higher one, it names it by one mechanism, a placeholder that ``core.late.bind``
+replaces once the modules are loaded (``TrackedReal = Later("core.tracked", "TrackedReal")``); each module
+imports on its own, in a fresh interpreter.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -179,18 +183,94 @@ def test_the_notebook_import_check_sees_a_private_module(tmp_path, monkeypatch):
     assert "trackerlab.rules._util" in found and "trackerlab.presentation.text" in found
 
 
-def test_every_later_name_is_bound_once_the_rules_are_loaded():
-    """``rules._util.Later`` placeholders are replaced by the functions they name, in every rules module."""
+def test_every_placeholder_is_bound_once_the_package_is_loaded():
+    """Every ``core.late.Later`` of the engine's modules is replaced by the object it names when ``trackerlab`` is
+    imported (the notebook layer's HTML repr, whose module loads on first use, is the one that waits), so the
+    code using them pays nothing for the indirection."""
     import importlib
 
-    from trackerlab.rules import FAMILIES
-    from trackerlab.rules._util import Later
+    import trackerlab
+    from trackerlab.core.late import Later
 
-    for name in ("_util", *FAMILIES):
-        module = importlib.import_module(f"trackerlab.rules.{name}")
-        unbound = [n for n, v in vars(module).items() if type(v) is Later]
-        assert not unbound, f"rules/{name}.py: {unbound} were never bound"
-    from trackerlab.rules import _util, shape
+    waiting = []
+    for name in modules():
+        if name.startswith("trackerlab.notebook") or name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        waiting += [f"{name}.{n} → {v.module}" for n, v in vars(module).items() if type(v) is Later]
+    assert waiting == ["trackerlab.presentation.text.html_repr → notebook.html"]
+    from trackerlab.core import tape, tracked
+    from trackerlab.rules import _util, indexing, reductions, shape
 
-    assert _util.sum is importlib.import_module("trackerlab.rules.reductions").sum
-    assert shape.getitem is importlib.import_module("trackerlab.rules.indexing").getitem
+    assert _util.sum is reductions.sum and shape.getitem is indexing.getitem
+    assert tape.TrackedArray is tracked.TrackedArray and tape._real_new is tracked.TrackedReal.__new__
+    assert "<table" in trackerlab.param([1.0, 2.0])._repr_html_() or "tl-repr" in trackerlab.param(1.0)._repr_html_()
+
+
+def test_the_only_late_binding_is_core_late():
+    """No module hands objects down by other means: no assignment into another module's globals
+    (``module.NAME = …``, ``setattr(module, …)``, ``globals()[…]`` of another module), no ``Later`` of its own,
+    no operation looked up by its name in the registry (``operations()["sum"]``)."""
+    wrong = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported_modules = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom | ast.Import):  # (from a package: its modules, or other names)
+                imported_modules |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == "Later" and name != "trackerlab.core.late":
+                wrong.append(f"{name}: a Later class of its own")
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id in imported_modules
+                        and target.attr.isupper()
+                    ):
+                        wrong.append(f"{name}, line {node.lineno}: sets {target.value.id}.{target.attr}")
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Call)
+                and getattr(node.value.func, "id", None) == "operations"
+                and isinstance(node.slice, ast.Constant)
+            ):
+                wrong.append(f"{name}, line {node.lineno}: operations()[{node.slice.value!r}]")
+    assert not wrong, "\n".join(wrong)
+
+
+_IMPORT_EACH = """
+import os, sys
+import numpy  # (not the package's: preloaded so that each child imports trackerlab alone)
+failed = []
+for name in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:  # a child with nothing of trackerlab loaded yet
+        try:
+            __import__(name)
+        except BaseException as error:
+            print(f"{name}: {type(error).__name__}: {error}", flush=True)
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        failed.append(name)
+print("failed:", failed)
+sys.exit(1 if failed else 0)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="imports each module in a forked interpreter")
+@pytest.mark.slow
+def test_each_module_imports_on_its_own():
+    """Each module of the package imports in an interpreter where nothing of trackerlab is loaded (as
+    ``python -X importtime -c "import trackerlab.core.tape"`` would): no module depends on another being imported
+    first."""
+    names = sorted(n for n in modules() if not n.endswith("__main__"))
+    root = str(PACKAGE.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EACH, *names], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -193,8 +193,8 @@ SCALAR_INDICES = {
 
 @pytest.mark.parametrize("name", SCALAR_INDICES)
 def test_a_tracked_number_is_indexed_as_numpys_scalars_are(name):
-    """A 0-d parameter is a tracked number; ``x[()]``, ``x[...]`` and ``x[None]`` work on it as on ``np.float64``
-    (they were "'float' object is not subscriptable"), with the gradient to second order."""
+    """A 0-d parameter is a tracked number; ``x[()]``, ``x[...]`` and ``x[None]`` work on it as on ``np.float64``,
+    with the gradient to second order."""
     f, slope = SCALAR_INDICES[name]
     np.testing.assert_allclose(tl.data(f(tl.param(1.3))), tl.data(f(np.float64(1.3))))
     (g,) = tl.gradient(f, 1.3)

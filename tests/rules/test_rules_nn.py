@@ -179,9 +179,9 @@ def test_cross_entropy_pullback_takes_the_forward_softmax_only_for_its_own_logit
 
 # ----------------------------------------------------------------------------------------------------
 # ``cross_entropy`` with a label that names no class: ``-1`` (which a NumPy user may read as the last class) or ``n``
-# for ``n`` classes. Its one-hot row was all zeros, so its loss counted 0 (and the mean still divided by it) and its
-# gradient was 0, silently; it is now an error naming the labels' range. Labels in range, of every integer dtype and
-# layout, still give the loss and gradient of their one-hot rows.
+# for ``n`` classes, is an error naming the labels' range (its one-hot row would be all zeros, its loss 0 counted in
+# the mean, its gradient 0, without a word). Labels in range, of every integer dtype and layout, give the loss and
+# gradient of their one-hot rows.
 # ----------------------------------------------------------------------------------------------------
 
 

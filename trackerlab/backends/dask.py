@@ -12,6 +12,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
+from ..core.errors import CALLER, LazyValueError, naming
 from .arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
 
 __all__ = ["compute", "is_lazy", "progress"]
@@ -96,10 +97,11 @@ def _client():
     return client if dask.base.get_scheduler() == client.get else None
 
 
-def land(pairs: list, who: str) -> list:
+def land(pairs: list) -> list:
     """``(node, sensitivity)`` pairs with the lazy sensitivities of in-memory parameters computed, all in
     one compute; a lazy parameter keeps its lazy sensitivity. A tracked sensitivity (a nested walk's) keeps
-    its node, which then holds the computed value. A failure leaves nothing changed."""
+    its node, which then holds the computed value. A failure leaves nothing changed, and its error leaves the
+    public function that was called open (``core.errors.CALLER``)."""
     from ..core.plain import _lock
     from ..core.tracked import _TrackedValue
 
@@ -115,8 +117,8 @@ def land(pairs: list, who: str) -> list:
     except Exception as error:  # a chunk failed: say where it happened (a KeyboardInterrupt passes as it is)
         if not _rewordable(error):
             raise
-        raise type(error)(
-            f"{who}: computing the gradients over lazy (dask) values failed: {type(error).__name__}: {error}"
+        raise naming(type(error))(
+            f"{CALLER}: computing the gradients over lazy (dask) values failed: {type(error).__name__}: {error}"
         ) from error
     out = list(pairs)
     for (i, _), value in zip(wanted, values):
@@ -156,16 +158,13 @@ def refusal(name: str, error: Exception, where: str = "") -> Exception:
     if "needs concrete values" in text:  # an inner operation said so already
         if text.startswith(f"{name}:"):
             return error
-        wrapped = TypeError(f"{name}: {where}failed: {text}")
-        wrapped._trackerlab_op = name
-        return wrapped
-    wrapped = TypeError(
+        return LazyValueError(f"{name}: {where}failed: {text}", op=name)
+    return LazyValueError(
         f"{name}: {where}needs concrete values, which lazy (dask) arrays do not have: dask cannot run it "
         f"lazily on these arrays ({type(error).__name__}: {text}). Compute the values first "
-        "(x.compute() or dask.compute), or keep this step on NumPy arrays"
+        "(x.compute() or dask.compute), or keep this step on NumPy arrays",
+        op=name,
     )
-    wrapped._trackerlab_op = name
-    return wrapped
 
 
 def _rewordable(error: Exception) -> bool:

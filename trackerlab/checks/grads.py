@@ -8,11 +8,13 @@ from typing import Any
 
 from ..api import forward
 from ..backends.arrays import namespace, shape_of, to_host
+from ..core.errors import Caller
 from ..core.precision import dtype_kind
 from ..core.recording import recording
 from ..core.tracked import data, istracked, tracker
 from ..core.walk import LEAF, Walk
 from ..rules.reductions import sum as _sum
+from .differences import agree, central, float64, inner, random_like, roundoff, slope
 
 __all__ = ["check_grads"]
 
@@ -57,9 +59,6 @@ def check_grads(
         raise AssertionError(problem)
 
 
-_ROUNDOFF = 16 * 2.0**-52  # a few units of float64 roundoff, for the noise of a difference of two sums
-
-
 class _Tolerance:
     __slots__ = ("atol", "eps", "rtol")
 
@@ -67,9 +66,8 @@ class _Tolerance:
         self.eps, self.rtol, self.atol = eps, rtol, atol
 
     def close(self, a: float, b: float, noise: float = 0.0) -> bool:
-        """Whether ``a`` and ``b`` agree: relative to their own size (no floor of 1, which let a rule 1% wrong
-        pass wherever the derivatives were below about 0.1), plus the roundoff ``noise`` of the difference."""
-        return abs(a - b) <= self.atol + self.rtol * max(abs(a), abs(b)) + noise
+        """Whether ``a`` and ``b`` agree, within these tolerances and the roundoff ``noise`` of the difference."""
+        return agree(a, b, self.rtol, self.atol, noise)
 
 
 def _first_problem(f, args, kwargs, order, tol, seed) -> str | None:
@@ -77,7 +75,7 @@ def _first_problem(f, args, kwargs, order, tol, seed) -> str | None:
     import numpy as np  # finite differences are a host-side check; inputs are copied to float64
 
     rng = np.random.default_rng(seed)
-    xs = [_float64(a) for a in args]
+    xs = [float64(a) for a in args]
     function = (lambda *ys: f(*ys, **kwargs)) if kwargs else f
     parent = None
     for level in range(1, order + 1):
@@ -104,9 +102,9 @@ class _Level:
         xp = namespace(*xs)
         self.xp = xp
         if weights is None:
-            weights = [(_random_like(y, rng, xp), _random_like(y, rng, xp)) for y in self.outputs]
+            weights = [(random_like(y, rng, xp), random_like(y, rng, xp)) for y in self.outputs]
         self.weights = weights
-        self.directions = directions if directions is not None else [_random_like(x, rng, xp) for x in xs]
+        self.directions = directions if directions is not None else [random_like(x, rng, xp) for x in xs]
 
     # -- the functions checked
 
@@ -148,8 +146,8 @@ class _Level:
         found = {}
         if istracked(y):
             wanted = set(nodes)
-            with recording(True):  # a nested walk records the pullbacks
-                for node, g, sent in Walk(y, None, "check_grads", nest=nest, stop=nodes):
+            with recording(True), Caller("check_grads"):  # a nested walk records the pullbacks
+                for node, g, sent in Walk(y, None, nest=nest, stop=nodes):
                     if sent is LEAF and node in wanted:
                         found[node] = g
         return [found.get(n) for n in nodes]
@@ -172,7 +170,7 @@ class _Level:
                     f"{self.prefix}the gradient of argument {i + 1} has shape {shape_of(g)}, "
                     f"but the argument has shape {shape_of(x)}"
                 )
-        reverse = sum(_inner(g, v, self.xp) for g, v in zip(grads, self.directions))
+        reverse = sum(inner(g, v, self.xp) for g, v in zip(grads, self.directions))
         numeric = self.numeric(self.directions)
         if self.tol.close(reverse, numeric, self.noise):
             return None
@@ -185,11 +183,13 @@ class _Level:
     def numeric(self, directions) -> float:
         """``(L(x + εv) − L(x − εv)) / 2ε`` along ``directions`` (``None`` for an argument held still)."""
         eps = self.tol.eps
-        plus = [x if v is None else x + eps * v for x, v in zip(self.xs, directions)]
-        minus = [x if v is None else x - eps * v for x, v in zip(self.xs, directions)]
-        high, low = float(data(self.scalar(*plus))), float(data(self.scalar(*minus)))
-        self.noise = _ROUNDOFF * (abs(high) + abs(low)) / (2 * eps)  # of the two sums, divided by the step
-        return (high - low) / (2 * eps)
+
+        def at(step: float) -> float:
+            return float(data(self.scalar(*(x if v is None else x + step * v for x, v in zip(self.xs, directions)))))
+
+        numeric, high, low = central(at, eps)
+        self.noise = roundoff(abs(high) + abs(low), 2 * eps)  # of the two sums, divided by the step
+        return numeric
 
     # -- saying what disagrees
 
@@ -210,7 +210,7 @@ class _Level:
         wrong = []
         for i, (g, x, v) in enumerate(zip(grads, self.xs, self.directions)):
             alone = [v if j == i else None for j in range(len(self.xs))]
-            r, n = _inner(g, v, self.xp), self.numeric(alone)
+            r, n = inner(g, v, self.xp), self.numeric(alone)
             agrees = self.tol.close(r, n, self.noise)
             mark = "agrees" if agrees else "DISAGREES"
             lines.append(
@@ -234,7 +234,7 @@ class _Level:
 
     def passes(self) -> bool:
         grads = self.gradients(self.xs)
-        reverse = sum(_inner(g, v, self.xp) for g, v in zip(grads, self.directions))
+        reverse = sum(inner(g, v, self.xp) for g, v in zip(grads, self.directions))
         numeric = self.numeric(self.directions)
         return self.tol.close(reverse, numeric, self.noise)
 
@@ -275,7 +275,7 @@ class _Level:
             minus = [x - eps * v if j == i else x for j, x in enumerate(self.xs)]
             up, down = _outputs(self.function(*plus)), _outputs(self.function(*minus))
             for k, (out, a, b) in enumerate(zip(outputs, up, down)):
-                numerical = ((_host(data(a), np) - _host(data(b), np)) / (2 * eps)).reshape(out.shape)
+                numerical = slope(_host(data(a), np), _host(data(b), np), eps).reshape(out.shape)
                 analytic = np.zeros(out.shape)
                 for index in np.ndindex(*out.shape) if out.shape else [()]:
                     analytic[index] = self.jvp_entry(k, index, i, np)
@@ -303,41 +303,11 @@ class _Level:
             unit = np.zeros(shape)
             unit[index] = 1.0
             delta = namespace(data(y)).asarray(unit)
-        return _inner(back(delta)[i], self.directions[i], self.xp)
+        return inner(back(delta)[i], self.directions[i], self.xp)
 
 
 def _outputs(y) -> list:
     return list(y) if isinstance(y, tuple | list) else [y]
-
-
-# The plain-value arithmetic of finite differences, shared with ``check_tape``.
-
-
-def _float64(a):
-    """A float64 copy of a real value (a Python float for a Python number)."""
-    a = data(a)
-    if isinstance(a, bool | int | float):
-        return float(a)
-    xp = namespace(a)
-    return xp.astype(xp.asarray(a), xp.float64)
-
-
-def _random_like(x, rng, xp):
-    """Standard normal values of ``x``'s shape, in float64 (a Python float for a number)."""
-    x = data(x)
-    if not hasattr(x, "shape"):
-        return float(rng.standard_normal())
-    return xp.asarray(rng.standard_normal(tuple(x.shape)), dtype=xp.float64)
-
-
-def _inner(a, b, xp) -> float:
-    """``Σ a·b`` as a Python float, in float64 (0 for ``a is None``: nothing reaches this argument)."""
-    if a is None:
-        return 0.0
-    a, b = data(a), data(b)
-    if not hasattr(a, "shape") and not hasattr(b, "shape"):
-        return float(a) * float(b)
-    return float(xp.sum(xp.asarray(a, dtype=xp.float64) * xp.asarray(b, dtype=xp.float64)))
 
 
 def _host(x, np):

@@ -19,12 +19,11 @@ from ..presentation.text import call_text
 from ..rules._util import UndefinedGradient
 from ..rules.utility import hook, nobacksies
 from ..tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
-from .grads import _float64, _inner, _random_like
+from .differences import agree, central, float64, inner, kink, random_like, roundoff
 
 __all__ = ["TapeCheck", "TapeCheckEntry", "check_tape"]
 
 _CALL = 40  # characters of an operation written as the user wrote it, in the report
-_ROUNDOFF = 16 * 2.0**-52  # a few units of float64 roundoff, for the noise of a difference of two sums
 
 _KINK = (
     "not differentiable here: the slopes on either side differ by {gap:.3g} and do not shrink with the "
@@ -191,7 +190,7 @@ class _Operation:
 
         x = self.inputs[position]
         xp = namespace(x, self.value)
-        u = _random_like(self.value, rng, xp)
+        u = random_like(self.value, rng, xp)
         v = _direction(x, rng, xp)
         try:
             sent = self.pullback(position, u)
@@ -205,46 +204,45 @@ class _Operation:
             if have != want:
                 note = f"the pullback sent a sensitivity of shape {have} for an argument of shape {want}"
                 return entry(WRONG, note=note)
-        reverse = 0.0 if sent is None else _inner(sent, v, xp)
+        reverse = 0.0 if sent is None else inner(sent, v, xp)
 
         def at(step: float, direction=v) -> float:
             xs = list(self.inputs)
             xs[position] = x + step * direction
-            return _inner(u, self.forward(xs), xp)
+            return inner(u, self.forward(xs), xp)
 
         try:
-            here = _inner(u, self.value, xp)
-            plus, minus = at(eps), at(-eps)
+            here = inner(u, self.value, xp)
+            numeric, plus, minus = central(at, eps)
         except Exception as error:
             return entry(UNDETERMINED, note=f"the forward failed near the inputs it saw: {_message(error)}")
-        numeric = (plus - minus) / (2 * eps)
         if not (math.isfinite(numeric) and math.isfinite(reverse)):
             if math.isfinite(numeric) != math.isfinite(reverse):
                 return entry(WRONG, reverse, numeric, None, "one of the two is not finite")
             return entry(UNDETERMINED, reverse, numeric, None, "neither number is finite at these inputs")
-        scale = abs(_inner(xp.abs(u) if hasattr(u, "shape") else abs(u), _abs(self.value, xp), xp))
-        noise = _ROUNDOFF * (scale + abs(here)) / eps
+        scale = abs(inner(xp.abs(u) if hasattr(u, "shape") else abs(u), _abs(self.value, xp), xp))
+        noise = roundoff(scale + abs(here), eps)
         bound = max(abs(reverse), abs(numeric))
         error = abs(reverse - numeric) / bound if bound else 0.0
-        if abs(reverse - numeric) <= atol + rtol * bound + noise:
+        if agree(reverse, numeric, rtol, atol, noise):
             return entry(OK, reverse, numeric, error)
         # Disagreement. Near a pole the central difference's own error (ε²·f‴/6) can be the cause: smaller steps.
         for step in (eps / 10, eps / 100):
             try:
-                closer = (at(step) - at(-step)) / (2 * step)
+                closer = central(at, step)[0]
             except Exception:  # the forward fails closer in: the verdicts below decide
                 break
-            slack = _ROUNDOFF * (scale + abs(here)) / step
+            slack = roundoff(scale + abs(here), step)
             near = max(abs(reverse), abs(closer))
-            if math.isfinite(closer) and abs(reverse - closer) <= atol + rtol * near + slack:
+            if math.isfinite(closer) and agree(reverse, closer, rtol, atol, slack):
                 note = f"agrees at the smaller step {step:g} (the function curves sharply here)"
                 return entry(OK, reverse, closer, abs(reverse - closer) / near if near else 0.0, note)
         # A kink (the one-sided slopes differ, and keep differing as the step shrinks), or a wrong rule.
-        gap = abs((plus - here) - (here - minus)) / eps
+        gap = kink(plus, here, minus, eps)
         if gap > atol + rtol * bound + noise:
             small = eps / 4
             try:
-                gap_small = abs((at(small) - here) - (here - at(-small))) / small
+                gap_small = kink(at(small), here, at(-small), small)
             except Exception:  # a forward that fails closer in says the same: not smooth here
                 gap_small = gap
             if gap_small > 0.5 * gap:
@@ -267,7 +265,7 @@ def _input(arg):
     """An argument as the check feeds it to the operation: a float64 copy of a tracked real value."""
     if type(arg) is not Tracked:
         return arg
-    return _float64(arg.data) if _is_real_float(arg.data) else arg.data
+    return float64(arg.data) if _is_real_float(arg.data) else arg.data
 
 
 def _is_real_float(value) -> bool:
@@ -292,11 +290,11 @@ def _agrees_along_symmetric(at, sent, v, xp, eps, atol, rtol, noise) -> bool:
     the mark of a rule that sends the symmetric gradient of an operation that reads one triangle."""
     w = (v + xp.matrix_transpose(v)) / 2
     try:
-        along = (at(eps, w) - at(-eps, w)) / (2 * eps)
+        along = central(lambda step: at(step, w), eps)[0]
     except Exception:
         return False
-    reverse = 0.0 if sent is None else _inner(sent, w, xp)
-    return abs(reverse - along) <= atol + rtol * max(abs(reverse), abs(along)) + noise
+    reverse = 0.0 if sent is None else inner(sent, w, xp)
+    return agree(reverse, along, rtol, atol, noise)
 
 
 def _symmetric(x, xp) -> bool:
@@ -310,7 +308,7 @@ def _symmetric(x, xp) -> bool:
 def _direction(x, rng, xp):
     """A random direction for ``x``, each element scaled by ``min(1, |x|)`` (1 where ``x`` is 0): a step
     of ε·v then stays small next to every element, so that a pole at 0 (1/x, log x) is not stepped over."""
-    v = _random_like(x, rng, xp)
+    v = random_like(x, rng, xp)
     if not hasattr(v, "shape"):
         return v * (min(1.0, abs(x)) or 1.0)
     size = xp.abs(x)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .errors import FirstOrderError
 from .tape import _new
 from .tracked import Tracked, _TrackedValue, data
 
@@ -28,7 +29,7 @@ class FirstOrder:
     def __call__(self, Δ):
         return self.pullback(Δ)
 
-    def refusal(self) -> TypeError:
+    def refusal(self) -> FirstOrderError:
         if self.what.startswith("the value"):
             fix = "compute it from the tracked arguments instead (tl.exp(x), not the value the rule returned)"
         elif "sensitivity" in self.what:
@@ -38,14 +39,13 @@ class FirstOrder:
                 "write it with the tracked arguments instead (lambda Δ: (3 * Δ * x**2,), not xd = tl.data(x) "
                 "and lambda Δ: (3 * Δ * xd**2,))"
             )
-        error = TypeError(
+        return FirstOrderError(
             f"{self.name}: the pullback of its @grad_rule "
             f"{'computes with' if 'sensitivity' in self.what else 'closes over'} {self.what}, a plain value, so the "
             "sensitivities are constants to nested differentiation and this derivative of them (a Hessian, a "
-            f"gradient of a gradient, check_grads' second order) would be wrong; {fix}"
+            f"gradient of a gradient, check_grads' second order) would be wrong; {fix}",
+            op=self.name,
         )
-        error._trackerlab_op = self.name  # it names the operation: the walk passes it on as it is
-        return error
 
 
 def first_order_only(pullback: FirstOrder, call_args: tuple, s):

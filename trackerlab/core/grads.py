@@ -16,6 +16,7 @@ import sys
 
 from ..backends.arrays import NDARRAY, NUMPY_FLOAT64, shape_of
 from . import tape
+from .errors import ShapeError
 from .plain import GRADS_LOCK, ZERO_GRAD, _copy_plain, _made, _Zeros
 from .validation import check_separate_grads
 
@@ -25,7 +26,7 @@ from .validation import check_separate_grads
 ACCUMULATING = GRADS_LOCK
 
 
-def accumulate(found, who: str) -> None:
+def accumulate(found) -> None:
     """Add each ``(node, delta)`` of ``found`` (a leaf and the sensitivity the walk gave it) into its
     ``.grad``, as Flux's ``accum!``: all of them, or none if a ``.grad`` set by hand does not fit."""
     with ACCUMULATING:  # another thread's back_ into the same .grad would lose one of the two sums
@@ -34,8 +35,8 @@ def accumulate(found, who: str) -> None:
             if type(total) is _Zeros:  # zeros of the parameter's shape
                 total = node.data
             if total is not None and getattr(total, "shape", ()) != getattr(delta, "shape", ()):
-                raise ValueError(
-                    f"{who}: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
+                raise ShapeError(
+                    f"back_: a parameter's .grad has shape {shape_of(total)}, but the parameter has shape "
                     f"{shape_of(node.data)}; reset it with tl.zero_grad_(x) or x.grad = None"
                 )
         if len(found) > 1 and tape._GRADS_GIVEN:  # only a .grad given by hand can share memory

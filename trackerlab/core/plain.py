@@ -11,6 +11,7 @@ import weakref
 import numpy as _np
 
 from ..backends.arrays import NDARRAY, namespace
+from .errors import CALLER, ArgumentError, DTypeError
 
 _setflags = NDARRAY.setflags
 
@@ -56,11 +57,11 @@ _REFUSED = {
 }
 
 
-def refuse_subclass(name: str, position, value, who: str = "argument") -> None:
-    """Refuse an ``np.matrix`` or a masked array given to ``name`` (``position`` counting from 1)."""
+def refuse_subclass(name: str, position, value, what: str = "argument") -> None:
+    """Refuse an ``np.matrix`` or a masked array given to ``name`` as its ``what`` ``position`` (counting from 1)."""
     for kind, why in _REFUSED.items():
         if isinstance(value, kind):
-            raise TypeError(f"{name}: {who} {position} is {why}")
+            raise ArgumentError(f"{name}: {what} {position} is {why}", op=None if name == CALLER else name)
 
 
 def _copy_plain(value):
@@ -72,24 +73,24 @@ def _copy_plain(value):
     return value
 
 
-def _leaf_value(x, who: str):
+def _leaf_value(x):
     """The plain ``x`` as a parameter holds it: floats for numbers, a read-only copy of an array that no one
-    else holds (``who`` names the caller in errors)."""
+    else holds (errors leave the caller open: ``core.errors.CALLER``)."""
     if type(x) is NDARRAY and x.ndim and x.dtype.kind in "fc":  # a NumPy array of numbers, the common case
         return _parameter_array(x.copy(order="K"))
     if isinstance(x, bool | int | float):
         return float(x)
     if isinstance(x, NDARRAY):  # a subclass (a masked array, an np.matrix): refused, as a constant is
-        refuse_subclass(who, 1, x)
+        refuse_subclass(CALLER, 1, x)
     xp = namespace(x)
     if not hasattr(x, "dtype"):
         try:
             x = xp.asarray(x)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"{who}: cannot make a parameter from {type(x).__name__}: {error}") from None
+            raise ArgumentError(f"{CALLER}: cannot make a parameter from {type(x).__name__}: {error}") from None
     if not (xp.isdtype(x.dtype, "real floating") or xp.isdtype(x.dtype, "complex floating")):
         if not (xp.isdtype(x.dtype, "integral") or xp.isdtype(x.dtype, "bool")):
-            raise TypeError(f"{who}: cannot make a parameter of dtype {x.dtype}; use numbers")
+            raise DTypeError(f"{CALLER}: cannot make a parameter of dtype {x.dtype}; use numbers")
         x = xp.astype(x, xp.float64)
     else:
         x = xp.asarray(x, copy=True)

@@ -4,8 +4,10 @@ rule's operands in the precision its forward computed in, and the dtype kinds th
 from __future__ import annotations
 
 from ..backends.arrays import namespace
-from ..ops.registry import operations
+from .late import Later
 from .tracked import _TrackedValue, data
+
+astype = Later("rules.elementwise", "_astype_op")  # the operation, of the rule tables above this module
 
 
 def _is_complex(x) -> bool:
@@ -63,7 +65,7 @@ def in_dtype_of(g, value):
     if kind not in "biufc" or target not in "fc" or (kind == "c" and target != "c"):
         return g
     if isinstance(g, _TrackedValue):
-        return operations()["astype"](g, want)
+        return astype(g, want)
     return namespace(plain).astype(plain, want)
 
 
@@ -95,7 +97,7 @@ def in_result_precision(xs, ans):
             continue
         want = xp.result_type(have, target.dtype)
         if isinstance(x, _TrackedValue):
-            out[i] = operations()["astype"](x, want)
+            out[i] = astype(x, want)
         else:
             out[i] = namespace(plain).astype(plain if hasattr(plain, "shape") else xp.asarray(plain), want)
     return xs if out is None else out

@@ -2,9 +2,9 @@
 the one place that records a node.
 
 The wrappers users hold (``TrackedReal``, ``TrackedArray``) and Flux's accessors are in ``core/tracked.py``, above
-this module, which hands its classes down here as soon as they exist (``_hand_down``): ``_new`` and
-``_wrap`` make wrappers, and ``Call`` unwraps them. Whether recording is on lives in ``core/recording.py``; the
-plain values the tape keeps, in ``core/plain.py``."""
+this module, which names them here by placeholders that ``core.late.bind`` replaces with the classes once they
+exist: ``_new`` and ``_wrap`` make wrappers, and ``Call`` unwraps them. Whether recording is on lives in
+``core/recording.py``; the plain values the tape keeps, in ``core/plain.py``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import threading
 from ..backends.arrays import NDARRAY, REAL_SCALARS
 from ..presentation import text
 from .guard import _guarded
+from .late import Later
 from .plain import GRADS_LOCK, _is_parameter_array, _made, _setflags, _Zeros, refuse_subclass
 from .recording import NOTING
 
@@ -316,16 +317,12 @@ _tracked_new = Tracked.__new__
 
 
 # ----------------------------------------------------------------------------------------------------
-# The wrappers and ``data``, handed down by ``core/tracked.py`` when it is imported (``import trackerlab`` does
-# it before anything can be recorded).
+# The wrappers and ``data`` of ``core/tracked.py``, bound in their placeholders' place by ``core.late.bind`` when
+# the package is imported, before anything can be recorded.
 
-_TrackedValue = TrackedReal = TrackedArray = data = None
-_array_new = _real_new = None
-
-
-def _hand_down(value_class: type, real_class: type, array_class: type, data_of) -> None:
-    """Give this module the tracked values' classes and ``data``, defined in ``core/tracked.py``."""
-    global _TrackedValue, TrackedReal, TrackedArray, data, _array_new, _real_new
-    _TrackedValue, TrackedReal, TrackedArray, data = value_class, real_class, array_class, data_of
-    _array_new = array_class.__new__
-    _real_new = real_class.__new__
+_TrackedValue = Later("core.tracked", "_TrackedValue")
+TrackedReal = Later("core.tracked", "TrackedReal")
+TrackedArray = Later("core.tracked", "TrackedArray")
+data = Later("core.tracked", "data")
+_array_new = Later("core.tracked", "TrackedArray.__new__")
+_real_new = Later("core.tracked", "TrackedReal.__new__")

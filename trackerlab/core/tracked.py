@@ -12,7 +12,7 @@ from typing import Any
 
 from ..backends.arrays import FLOAT64, namespace
 from ..presentation import text
-from . import tape
+from .errors import CALLER, ArgumentError, Caller, TrackerlabError
 from .plain import ZERO_GRAD, _copy_plain, _leaf_value, _parameter_array, _shape
 from .readonly import read_only
 from .recording import RECORDING
@@ -63,7 +63,8 @@ class _TrackedValue:
                 f"x.data = ...: x is the result of {node.f.name}, not a parameter; its value is what the "
                 "tape computed. Make a new parameter with tl.param(value) instead"
             )
-        new = _leaf_value(data(value), "x.data = ...")
+        with _SET_DATA:
+            new = _leaf_value(data(value))
         if (_shape(new) == ()) is not (_shape(node.data) == ()):  # the class (TrackedReal, TrackedArray) stays
             raise TypeError(
                 f"x.data = ...: x is a tracked {'number' if _shape(node.data) == () else 'array'}, and the new value "
@@ -139,7 +140,7 @@ class _TrackedValue:
         )
 
     def _repr_html_(self):
-        return text.HTML_REPR(self)  # the notebook layer's, loaded on first use
+        return text.html_repr(self)  # the notebook layer's, loaded on first use
 
     # Copying and pickling. A parameter is copied as PyTorch copies a leaf tensor: a new, independent
     # parameter with copies of the value and the gradient (never sharing the array, which ``update_``
@@ -147,17 +148,20 @@ class _TrackedValue:
     # that a copy could not follow.
 
     def __copy__(self):
-        return _copy_leaf(self, "copy.copy")
+        with Caller("copy.copy"):
+            return _copy_leaf(self)
 
     def __deepcopy__(self, memo):
-        copied = _copy_leaf(self, "copy.deepcopy")
+        with Caller("copy.deepcopy"):
+            copied = _copy_leaf(self)
         memo[id(self.tracker)] = copied.tracker  # an optimiser copied in the same call keys its state by the copy
         return copied
 
     def __reduce__(self):
         node = self.tracker
         if not node.isleaf:
-            raise TypeError(_not_a_leaf(node, "pickle"))
+            with Caller("pickle"):
+                raise ArgumentError(_not_a_leaf(node))
         return _restore, (node.data, node.grad)
 
 
@@ -193,18 +197,18 @@ _HABITS = {
 }
 
 
-def _not_a_leaf(node: Tracked, who: str) -> str:
+def _not_a_leaf(node: Tracked) -> str:
     return (
-        f"{who}: this value is the result of {node.f.name}, not a parameter, and only parameters (tl.param) "
+        f"{CALLER}: this value is the result of {node.f.name}, not a parameter, and only parameters (tl.param) "
         "can be copied or pickled: its tape holds functions and leads back to parameters a copy could not "
         "follow. Copy or pickle its value, tl.data(y), or make it a new parameter with tl.param(tl.data(y))"
     )
 
 
-def _copy_leaf(value, who: str):
+def _copy_leaf(value):
     node = value.tracker
     if not node.isleaf:
-        raise TypeError(_not_a_leaf(node, who))
+        raise ArgumentError(_not_a_leaf(node))
     return _restore(_copy_plain(node.data), _copy_plain(node.grad))
 
 
@@ -376,8 +380,13 @@ def param(x: Any) -> TrackedReal | TrackedArray:
             "would cut the gradient through x (it would be 0). Use x itself, or tl.param(tl.data(x)) to start a new "
             "parameter from its value on purpose"
         )
-    value = _leaf_value(data(x), "param")
+    try:
+        value = _leaf_value(data(x))
+    except TrackerlabError as error:  # (not a with block: this runs for every input of gradient)
+        _PARAM.fill(error)
+        raise
     return _wrap(_leaf(value, ZERO_GRAD))
 
 
-tape._hand_down(_TrackedValue, TrackedReal, TrackedArray, data)
+_PARAM = Caller("param")
+_SET_DATA = Caller("x.data = ...")

@@ -11,6 +11,16 @@ import math
 
 from ..backends.arrays import NDARRAY, REAL_SCALARS, is_lazy, isfinite_scalar, library_name, namespace, shape_of
 from ..backends.dask import involved, refusal
+from .errors import (
+    CALLER,
+    DTypeError,
+    NonFiniteError,
+    ReplayError,
+    ShapeError,
+    StaleValueError,
+    TrackerlabError,
+    naming,
+)
 from .guard import Verified, changed_constant
 from .plain import _copy_plain
 from .precision import _in_precision, _is_complex, _kind_name, dtype_kind, dtype_name
@@ -23,8 +33,9 @@ from .tracked import Tracked, _TrackedValue, data
 _NUMBERS = frozenset("biufc")
 
 
-def seed(y, Δ, who: str, nest: bool = False):
-    """The starting sensitivity for ``y``: checked against its shape, 1 for a scalar by default."""
+def seed(y, Δ, nest: bool = False):
+    """The starting sensitivity for ``y``: checked against its shape, 1 for a scalar by default. Its errors
+    leave the public function that was called open (``core.errors.CALLER``)."""
     value = data(y)
     shape = shape_of(value)
     if Δ is None:
@@ -36,12 +47,12 @@ def seed(y, Δ, who: str, nest: bool = False):
             return namespace(value).ones_like(value)  # a 0-d array of y's library, on y's device
         if math.prod(shape) == 1:
             return namespace(value).ones_like(value)
-        raise ValueError(
-            f"{who}: y has shape {shape}; pass a sensitivity Δ of that shape (or reduce y to a scalar first)"
+        raise ShapeError(
+            f"{CALLER}: y has shape {shape}; pass a sensitivity Δ of that shape (or reduce y to a scalar first)"
         )
     if _is_complex(Δ) and not _is_complex(value):
-        raise TypeError(
-            f"{who}: Δ is complex, but y is real ({_kind_name(value)}); a real y's sensitivity is real, and "
+        raise DTypeError(
+            f"{CALLER}: Δ is complex, but y is real ({_kind_name(value)}); a real y's sensitivity is real, and "
             "its imaginary part would be dropped without a word. Pass a real Δ (Δ.real, if that is what you mean)"
         )
     if nest and isinstance(Δ, _TrackedValue):
@@ -56,8 +67,8 @@ def seed(y, Δ, who: str, nest: bool = False):
             Δ = namespace(value).asarray(Δ, dtype=value.dtype if hasattr(value, "dtype") else None)
         Δ = _in_precision(Δ, value)
         if dtype_kind(Δ) not in _NUMBERS:  # a string or an object array would fail later, naming a pullback
-            raise TypeError(
-                f"{who}: Δ must be a number or an array of numbers (got {_kind_name(Δ)}); it is the sensitivity of y"
+            raise DTypeError(
+                f"{CALLER}: Δ must be a number or an array of numbers (got {_kind_name(Δ)}); it is the sensitivity of y"
             )
         delta_shape = shape_of(Δ)
     if delta_shape == shape:  # a copy: nothing the walk returns may share memory with the caller's Δ
@@ -67,7 +78,7 @@ def seed(y, Δ, who: str, nest: bool = False):
         if isinstance(Δ, _TrackedValue):  # a tracked scalar Δ, spread over y by a recorded product
             return Δ * xp.ones(shape, dtype=value.dtype)
         return xp.broadcast_to(xp.asarray(Δ, dtype=value.dtype), shape)
-    raise ValueError(f"{who}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
+    raise ShapeError(f"{CALLER}: Δ has shape {delta_shape}, but y has shape {shape}; pass a Δ of y's shape")
 
 
 def _on_a_device(value) -> bool:
@@ -103,15 +114,13 @@ def check_fresh(node: Tracked) -> None:
         )
 
 
-def stale_argument(node: Tracked, i: int, how: str) -> RuntimeError:
+def stale_argument(node: Tracked, i: int, how: str) -> StaleValueError:
     """The error for ``node``'s argument ``i`` that changed after ``node`` was recorded; ``how`` says when, with
     ``{name}`` for the operation's name."""
     name = node.f.name
     arg = node.args[i]
     what = f"a parameter of shape {shape_of(arg.data)}" if arg.isleaf else f"the result of {arg.f.name}"
-    error = RuntimeError(f"{name}: argument {i + 1} ({what}) " + how.format(name=name))
-    error._trackerlab_op = name
-    return error
+    return StaleValueError(f"{name}: argument {i + 1} ({what}) " + how.format(name=name), op=name)
 
 
 def check_constants(node: Tracked, verified: Verified | None = None) -> None:
@@ -124,14 +133,13 @@ def check_constants(node: Tracked, verified: Verified | None = None) -> None:
             position, value = entry[0], entry[1]
             where = f"argument {position + 1}" if isinstance(position, int) else f"the keyword argument {position}="
             what = f"array of shape {shape_of(value)}" if hasattr(value, "shape") else type(value).__name__
-            error = RuntimeError(
+            raise StaleValueError(
                 f"{name}: {where} (a constant {what}) was changed in place after {name} "
                 "was recorded, so the gradient would be computed at its new values, not at the values the forward "
                 "pass used. Pass a copy (e.g. x * c.copy(), X.copy() @ w), or run the forward pass again after "
-                "changing it"
+                "changing it",
+                op=name,
             )
-            error._trackerlab_op = name
-            raise error
 
 
 def check_separate_grads(nodes) -> None:
@@ -177,26 +185,29 @@ def check_sent(node: Tracked, sent) -> None:
         kind = dtype_kind(s)
         problem = None
         if kind is None:
-            problem = TypeError(
+            problem = DTypeError(
                 f"{name}: the pullback sent a {type(s).__name__} as the sensitivity of argument {i + 1}; "
-                f"send an array (or a number) of the argument's shape {want}"
+                f"send an array (or a number) of the argument's shape {want}",
+                op=name,
             )
         elif kind not in "biuf" and kind != "c":
-            problem = TypeError(
-                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers"
+            problem = DTypeError(
+                f"{name}: the pullback's sensitivity for argument {i + 1} has dtype {s.dtype}; it must hold numbers",
+                op=name,
             )
         elif shape_of(s) != want and not unknown_alike(shape_of(s), want):
-            problem = ValueError(
+            problem = ShapeError(
                 f"{name}: the pullback's sensitivity for argument {i + 1} has shape {shape_of(s)}, "
-                f"but the argument has shape {want}"
+                f"but the argument has shape {want}",
+                op=name,
             )
         elif kind == "c" and dtype_kind(arg.data) != "c":
-            problem = TypeError(
+            problem = DTypeError(
                 f"{name}: the pullback's sensitivity for argument {i + 1} is complex ({dtype_name(s)}), but the "
-                f"argument is real ({dtype_name(arg.data)}); the gradient of a real input must be real"
+                f"argument is real ({dtype_name(arg.data)}); the gradient of a real input must be real",
+                op=name,
             )
         if problem is not None:
-            problem._trackerlab_op = name
             raise problem
 
 
@@ -208,13 +219,15 @@ def unknown_alike(a: tuple, b: tuple) -> bool:
 def reworded(node: Tracked, g, error: Exception):
     """``error``, raised while back-propagating through ``node``, reworded to name the operation and the
     shapes, with the original as its cause; ``None`` where it names an operation already (it says so,
-    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data)."""
+    comes from a nested walk, or is one of trackerlab's own error types, which carry their own data). The
+    reworded error is of the original's type (``except ZeroDivisionError`` still catches it) and names the
+    operation as its ``.op`` (``core.errors.naming``)."""
     name = node.f.name
     message = str(error)
     if involved((g, *node.f.args)):
         return refusal(name, error, "the backward pass ")
     if (
-        getattr(error, "_trackerlab_op", None) is not None
+        isinstance(error, TrackerlabError)
         or message.startswith(f"{name}:")
         or type(error).__module__.split(".")[0] == "trackerlab"
     ):
@@ -225,17 +238,12 @@ def reworded(node: Tracked, g, error: Exception):
         f"(argument shapes {shapes}; sensitivity of shape {shape_of(data(g))})"
     )
     try:
-        wrapped = type(error)(text)
-    except Exception:  # an exception type that takes other arguments
-        wrapped = RuntimeError(text)
-    try:
-        wrapped._trackerlab_op = name
-    except AttributeError:
-        pass
-    return wrapped
+        return naming(type(error))(text, op=name)
+    except Exception:  # an exception type that takes other arguments, or cannot be subclassed
+        return naming(RuntimeError)(text, op=name)
 
 
-def check_replayed(first, again, who: str, what: str = "value") -> None:
+def check_replayed(first, again, what: str = "value") -> None:
     """Refuse to differentiate a gradient whose ``f``, run again at the same values, gave another value.
 
     A gradient computed by a plain walk is differentiated by running ``f`` again, recorded; random numbers
@@ -256,15 +264,15 @@ def check_replayed(first, again, who: str, what: str = "value") -> None:
         elif bool(xp.all(a == b)):
             return
     if what == "gradient":  # the same value, another gradient: f reads a constant that changed in place since
-        raise RuntimeError(
-            f"{who}: f gave the same value but a different gradient when it was run again for the backward pass "
+        raise ReplayError(
+            f"{CALLER}: f gave the same value but a different gradient when it was run again for the backward pass "
             f"(first {_brief(first)}, then {_brief(again)}): a constant f reads (a data batch, say) was changed in "
-            f"place after {who} was called, or f is random. Instead of keeping f's tape, {who} runs f again to "
+            f"place after {CALLER} was called, or f is random. Instead of keeping f's tape, {CALLER} runs f again to "
             "differentiate its gradient: change such arrays after the backward pass, or pass f a copy"
         )
-    raise RuntimeError(
-        f"{who}: f gave a different value when it was run again for the backward pass "
-        f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {who} runs f again "
+    raise ReplayError(
+        f"{CALLER}: f gave a different value when it was run again for the backward pass "
+        f"(first {_brief(first)}, then {_brief(again)}). Instead of keeping f's tape, {CALLER} runs f again "
         "to differentiate it, so f must give the same value each time: draw random numbers "
         "(dropout, noise) outside f, or with a fixed seed inside it, and do not let f change state it reads"
     )
@@ -276,7 +284,7 @@ def _brief(value) -> str:
     return f"an array of shape {shape_of(value)}"
 
 
-def check_numbers(y, who: str) -> None:
+def check_numbers(y) -> None:
     """Refuse a result of ``f`` that is not numbers (a string, ``None``, a list, an object array)."""
     value = data(y)
     kind = dtype_kind(value)
@@ -287,32 +295,32 @@ def check_numbers(y, who: str) -> None:
             if isinstance(value, list | tuple)
             else ""
         )
-        raise TypeError(
-            f"{who}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
+        raise DTypeError(
+            f"{CALLER}: f returned a {type(value).__name__}, {shown}, not a number; f must return "
             f"the value to differentiate, a tracked number or array{hint}"
         )
     if kind not in "biufc":
-        raise TypeError(f"{who}: f returned an array of dtype {value.dtype}, not numbers")
+        raise DTypeError(f"{CALLER}: f returned an array of dtype {value.dtype}, not numbers")
 
 
-def check_loss(y, who: str) -> None:
+def check_loss(y) -> None:
     value = data(y)
     if isinstance(value, float) and math.isfinite(value):  # a Python or NumPy float64 number: nothing to refuse
         return
-    check_numbers(y, who)
+    check_numbers(y)
     shape = tuple(getattr(value, "shape", ()))
     if shape and math.prod(shape) != 1:
-        raise ValueError(
-            f"{who}: f returned an array of shape {shape}; {who} needs a scalar "
+        raise ShapeError(
+            f"{CALLER}: f returned an array of shape {shape}; {CALLER} needs a scalar "
             "(use tl.jacobian, or tl.forward with a sensitivity Δ)"
         )
     if dtype_kind(value) == "c":  # float() of a NumPy complex number warns and drops its imaginary part
-        raise TypeError(
-            f"{who}: f returned a complex value ({type(value).__name__}); {who} needs a real scalar "
+        raise DTypeError(
+            f"{CALLER}: f returned a complex value ({type(value).__name__}); {CALLER} needs a real scalar "
             "(take tl.abs(y) or its real part)"
         )
     if is_lazy(value):  # its number exists only once computed: the gradients' one compute is the only one
         return
     finite = isfinite_scalar(value if not shape else value.reshape(()))
     if not finite:
-        raise FloatingPointError(f"{who}: f returned {float(value)}; the loss must be finite to differentiate it")
+        raise NonFiniteError(f"{CALLER}: f returned {float(value)}; the loss must be finite to differentiate it")

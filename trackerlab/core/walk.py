@@ -18,6 +18,7 @@ from typing import Any
 from ..backends.arrays import NDARRAY, NUMPY_FLOAT64, namespace
 from ..presentation import text
 from . import tape
+from .errors import CALLER, ArgumentError, Caller
 from .guard import Verified
 from .precision import in_dtype_of
 from .pullbacks import sensitivities
@@ -76,7 +77,7 @@ def backprop_steps(y: Any, Δ: Any = None, *, nest: bool = False, stop: Iterable
     if hasattr(Δ, "shape") and not isinstance(Δ, _TrackedValue):  # the walk reads Δ at its first step: a
         # change the caller makes to the array before then is not seen, as with back_
         Δ = Δ.copy() if hasattr(Δ, "copy") else namespace(Δ).asarray(Δ, copy=True)
-    return _shown_steps(y, Δ, "backprop_steps", nest, stop)
+    return _shown_steps(y, Δ, _BACKPROP_STEPS, nest, stop)
 
 
 def steps_for(who: str, y, Δ=None):
@@ -88,16 +89,20 @@ def steps_for(who: str, y, Δ=None):
     ['multiply', 'param']
     >>> next(steps_for("BackpropStepper", tl.param([1.0, 2.0]) * 3.0))
     Traceback (most recent call last):
-    ValueError: BackpropStepper: y has shape (2,); pass a sensitivity Δ of that shape ...
+    trackerlab.ShapeError: BackpropStepper: y has shape (2,); pass a sensitivity Δ of that shape ...
     """
-    return _shown_steps(y, Δ, who)
+    return _shown_steps(y, Δ, Caller(who))
 
 
-def _shown_steps(y, Δ, who: str, nest: bool = False, stop=()):
+_BACKPROP_STEPS = Caller("backprop_steps")
+
+
+def _shown_steps(y, Δ, caller: Caller, nest: bool = False, stop=()):
     """The walk as code of the caller's sees it: ``Step`` records, numbered, with what is still pending, and
     their arrays as read-only views (the walk goes on with the arrays themselves: ``s.delta *= 0`` would
-    change what reaches the arguments)."""
-    walk = Walk(y, Δ, who, nest=nest, stop=stop)
+    change what reaches the arguments). Errors about ``y`` and ``Δ`` name ``caller``."""
+    with caller:  # (the walk starts at the first step asked for, so the generator names them itself)
+        walk = Walk(y, Δ, nest=nest, stop=stop)
     waiting = walk.waiting
     for index, (node, g, sent) in enumerate(walk):
         if sent is LEAF:
@@ -115,7 +120,8 @@ class Walk:
     for each: the sensitivity ``g`` that arrived (all uses summed; in the leaf's own dtype for a leaf) and
     what its pullback sent to each argument (``LEAF`` for a leaf or a ``stop`` node).
 
-    ``who`` names the caller in errors (``back_: y has shape ...``). With ``nest`` the pullbacks run on
+    Errors about ``y`` and ``Δ`` leave the public function open for it to name (``core.errors.Caller``:
+    ``back_: y has shape ...``). With ``nest`` the pullbacks run on
     tracked values (the caller records them). ``uses`` is ``_count_uses(root, stop)`` where the caller has
     counted them already (``forward``, which asks the same pass a question of its own), and ``verified``
     what that pass read of the constants it compared (``core.guard.Verified``), where it kept it. The state of
@@ -125,11 +131,11 @@ class Walk:
 
     __slots__ = ("check", "lend", "nest", "ready", "stop", "uses", "waiting")
 
-    def __init__(self, y, Δ, who: str, *, nest: bool = False, stop=(), uses=None, verified: Verified | None = None):
+    def __init__(self, y, Δ, *, nest: bool = False, stop=(), uses=None, verified: Verified | None = None):
         root = y.tracker if isinstance(y, _TrackedValue) else None
         if root is None:
-            raise TypeError(f"{who}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
-        g = seed(y, Δ, who, nest)
+            raise ArgumentError(f"{CALLER}: y is not tracked (got {type(y).__name__}); nothing to back-propagate")
+        g = seed(y, Δ, nest)
         if stop:
             stop = {s.tracker if isinstance(s, _TrackedValue) else s for s in stop}
         if uses is None:

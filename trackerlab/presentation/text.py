@@ -24,14 +24,15 @@ import numpy as np
 
 from ..backends.arrays import is_lazy as _lazy  # a dask array is described by its shape and chunks, never computed here
 from ..backends.arrays import to_host
+from ..core.late import Later
 from .language import _, ngettext
 
 INLINE = 16  # arrays with at most this many elements are written out in full inside other reprs
 
 
-# The HTML repr of tracked values (``_repr_html_``). The engine never imports the notebook layer: the
-# package (``trackerlab/__init__``), which sits above both, sets this to the notebook layer's repr.
-HTML_REPR = None
+# The HTML repr of tracked values (``_repr_html_``): the notebook layer's, which the engine never imports; its
+# module is loaded on first use (``core.late``)
+html_repr = Later("notebook.html", "html_repr")
 
 
 def _data(x):

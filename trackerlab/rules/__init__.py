@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# Each family imports only the families below it (see ``_registry.Later``); this package, above them all,
-# binds the names they give to the functions of higher families once every one is loaded.
+from ..core.late import bind
+
+# Each family imports only the families below it; a function of a family above is named by a placeholder
+# (``core.late.Later``), which ``bind`` replaces once every family is loaded.
 from . import (  # noqa: F401  (importing a family registers it; _bind_later reads them by name)
     _util,
     complex,
@@ -35,7 +37,7 @@ from . import (  # noqa: F401  (importing a family registers it; _bind_later rea
     splits,
     utility,
 )
-from ._util import COMPOSITES, WRAPPERS, Later
+from ._util import COMPOSITES, WRAPPERS
 
 FAMILIES = (
     "elementwise",
@@ -62,15 +64,7 @@ FAMILIES = (
 )
 
 
-def _bind_later() -> None:
-    """Bind every ``Later`` name of the family modules to the function it stands for."""
-    for module in (_util, *(globals()[family] for family in FAMILIES)):
-        for name, value in list(vars(module).items()):
-            if type(value) is Later:
-                setattr(module, name, getattr(globals()[value.family], value.name))
-
-
-_bind_later()
+bind()  # the families' placeholders for one another's functions (and those of the modules loaded so far)
 
 
 def functions() -> dict[str, Callable]:

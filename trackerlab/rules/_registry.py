@@ -1,7 +1,7 @@
 """How the family modules hand their functions to the ``rules`` package: ``wrapper`` and ``composite`` register
 the public functions that are not operations themselves (``WRAPPERS``, ``COMPOSITES``, read by
-``rules.functions``), ``Later`` names a higher family's function until ``rules`` binds it, and ``Each`` is the
-rule of an operation with any number of operands. The helpers that pullbacks compute with are in ``_util.py``.
+``rules.functions``), and ``Each`` is the rule of an operation with any number of operands. The helpers that
+pullbacks compute with are in ``_util.py``; a higher family's function is named by ``core.late.Later``.
 """
 
 from __future__ import annotations
@@ -19,28 +19,6 @@ from ..ops.registry import as_operand, plain
 # composites built from operations (``hstack``). Filled by the family modules; read by ``rules.functions``.
 WRAPPERS: dict[str, Callable] = {}
 COMPOSITES: dict[str, tuple[str, Callable]] = {}
-
-
-class Later:
-    """A placeholder for a function of a family module loaded after the module that names it.
-
-    The families' rules use one another (``sum``'s rule broadcasts, ``broadcast_to``'s rule sums), but
-    their modules import one way, from the lower to the higher: a module that calls a higher family's
-    function names it ``reshape = Later("shape", "reshape")``, and ``rules`` binds the name to the real
-    function once every family is loaded, before any rule can run.
-    """
-
-    __slots__ = ("family", "name")
-
-    def __init__(self, family: str, name: str):
-        self.family = family
-        self.name = name
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"rules: {self.family}.{self.name} was called before the rule tables were loaded")
-
-    def __repr__(self) -> str:
-        return f"Later({self.family!r}, {self.name!r})"
 
 
 def wrapper(name: str):

@@ -3,8 +3,8 @@
 Everything here works on plain and tracked values alike, so that a pullback written with these helpers
 and ``tl`` operations stays differentiable (nested AD): constants such as masks come from the plain data,
 everything that depends on the sensitivity or the arguments goes through recorded operations.
-How the families register their functions, name a higher family's (``Later``) and write a rule for any number of
-operands (``Each``) is in ``_registry.py``.
+How the families register their functions and write a rule for any number of operands (``Each``) is in
+``_registry.py``; a higher family's function is named by a placeholder (``core.late.Later``).
 """
 
 from __future__ import annotations
@@ -15,20 +15,21 @@ from ..backends.arrays import NDARRAY as _NDARRAY
 from ..backends.arrays import REAL_SCALARS as _REAL_SCALARS
 from ..backends.arrays import namespace
 from ..backends.dask import is_lazy
+from ..core.late import Later
 from ..core.tracked import _TrackedValue, data
 from ..core.validation import unknown_alike
-from ._registry import COMPOSITES, WRAPPERS, Each, Later, composite, wrapper  # noqa: F401  (importable from here)
+from ._registry import COMPOSITES, WRAPPERS, Each, composite, wrapper  # noqa: F401  (importable from here)
 
 # the operations these helpers use, all of families above this module
-conj = Later("complex", "conj")
-real = Later("complex", "real")
-abs = Later("elementwise", "abs")
-divide = Later("elementwise", "divide")
-sum = Later("reductions", "sum")
-where = Later("selection", "where")
-broadcast_to = Later("shape", "broadcast_to")
-reshape = Later("shape", "reshape")
-transpose = Later("shape", "transpose")
+conj = Later("rules.complex", "conj")
+real = Later("rules.complex", "real")
+abs = Later("rules.elementwise", "abs")
+divide = Later("rules.elementwise", "divide")
+sum = Later("rules.reductions", "sum")
+where = Later("rules.selection", "where")
+broadcast_to = Later("rules.shape", "broadcast_to")
+reshape = Later("rules.shape", "reshape")
+transpose = Later("rules.shape", "transpose")
 
 
 def direct(op, *operands, **settings):

@@ -33,8 +33,8 @@ from ._util import (
 from .elementwise import abs
 from .shape import expand_dims, moveaxis, pad
 
-# a function of a family above this one that these rules call (see ``_util.Later``)
-svdvals = Later("factorizations", "svdvals")
+# a function of a family above this one that these rules call (see ``core.late.Later``)
+svdvals = Later("rules.factorizations", "svdvals")
 
 
 def _diagonal_mask(xp, n: int, m: int, offset: int, dtype):

@@ -15,7 +15,7 @@ from ._util import shape as shape_of
 from .complex import _complex_op, imag, real
 from .elementwise import _binary
 
-take = Later("indexing", "take")  # a family above this one (see ``_util.Later``)
+take = Later("rules.indexing", "take")  # a family above this one (see ``core.late.Later``)
 
 
 def _where(condition, x, y):

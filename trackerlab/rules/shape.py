@@ -11,11 +11,11 @@ from ..ops.registry import as_operand, defop, register_rules
 from ._util import Later, array, axes_of, composite, integer, lift, ns, size, unbroadcast
 from ._util import shape as shape_of
 
-# functions of the families above this one that these rules call (see ``_util.Later``)
-getitem = Later("indexing", "getitem")
-concatenate = Later("joins", "concatenate")
-sum = Later("reductions", "sum")
-untake = Later("indexing", "_untake")
+# functions of the families above this one that these rules call (see ``core.late.Later``)
+getitem = Later("rules.indexing", "getitem")
+concatenate = Later("rules.joins", "concatenate")
+sum = Later("rules.reductions", "sum")
+untake = Later("rules.indexing", "_untake")
 
 
 def _reshape(x, shape=None, order="C", *, newshape=None, copy=None):

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..api import forward
 from ..backends.arrays import shape_of
+from ..core.errors import Caller
 from ..core.recording import no_grad, recording
 from ..core.tape import _next_epoch
 from ..core.tracked import Tracked, _TrackedValue, data
@@ -103,7 +104,8 @@ def _(f, *args, **settings):
 
             start = _next_epoch()  # what the replay records is of this epoch or later
             again, back = forward(replayed, *args)
-            check_replayed(value, again, "checkpoint")  # random numbers or state in f: refuse
+            with Caller("checkpoint"):
+                check_replayed(value, again)  # random numbers or state in f: refuse
             _refuse_closures(again, inputs, start)
             return (None, *back(Δ))
 
