@@ -398,7 +398,9 @@ def _reserved(box, shown: dict):
         lines = [*lines, ""]
     if is_lazy(box["data"]):  # described by its shape and chunks, the same for its Δ
         return (head, lines), box_size((head, [*lines, box["text"][1][-1]]))
-    widest = box_size(box_text({**box, "state": "done"}, {node: _widest(np.shape(box["data"]))}, True))
+    widest = box_size(
+        box_text({**box, "state": "done"}, {node: _widest(tuple(getattr(box["data"], "shape", ())))}, True)
+    )
     return (head, lines), (max(box["size"][0], widest[0]), widest[1])
 
 
