@@ -385,3 +385,33 @@ def test_a_block_that_would_fold_into_a_cycle_is_drawn_open():
     assert block.operations == 4 and tl.tracker(values["b"]) in block.inputs
     drawn = titles(tl.tape_svg(y))
     assert not any(k.startswith("b") for k in drawn) and len(drawn) == len(keys(y))
+
+
+def _frame_keys(html: str) -> set:
+    """The box keys of a stepper frame's drawing (its picture's SVG)."""
+    (svg,) = pictures(html)
+    return set(titles(svg))
+
+
+def test_the_steppers_first_frame_shows_the_layers_folded_and_a_step_inside_a_layer_opens_that_layer_only():
+    from trackerlab.notebook._frame_html import frame_html
+
+    loss, labels = mlp(batch=8, sizes=(12, 6, 3))
+    key = keys(loss)
+    stepper = tl.BackpropStepper(loss, labels=labels, static_frames=0)
+    frames = stepper._frames
+    layer1 = {key[n] for n in key if tl.scopes(n) == ("layer 1",)}
+    layer2 = {key[n] for n in key if tl.scopes(n) == ("layer 2",)}
+    seen = {}
+    for i, step in enumerate(frames.walk):
+        drawn = _frame_keys(frame_html(tl.tracker(loss), frames, i, lines=12))
+        where = tl.scopes(step.node)
+        assert f"n{frames.numbered[0][step.node]}" in drawn  # the current node is drawn, not folded away
+        if where == ("layer 1",):
+            assert layer1 <= drawn and not layer2 & drawn and "b1" in drawn and "b0" not in drawn
+        elif where == ("layer 2",):
+            assert layer2 <= drawn and not layer1 & drawn and "b0" in drawn and "b1" not in drawn
+        else:
+            assert {"b0", "b1"} <= drawn and not (layer1 | layer2) & drawn
+        seen[where] = True
+    assert set(seen) == {(), ("layer 1",), ("layer 2",)}

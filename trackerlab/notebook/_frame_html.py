@@ -91,6 +91,9 @@ def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
     large = frames.numbered is not None and len(frames.numbered[0]) > MAX_NODES
     if large:
         options["focus"] = (step.node, frames.users())
+    fold = _folded(root, frames, step.node)
+    if fold is not None:
+        options["fold"] = fold
     svg, anchor = framed_svg(
         root,
         labels=frames.labels,
@@ -109,8 +112,10 @@ def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
     if frames.window is None:
         panel = (lines * 1.45 + 0.9) * PANEL_PX + 2
         frames.window = {"direction": anchor["direction"], "height": round(min(VIEW[1], max(panel, height * ZOOM)))}
-    # a small tape is drawn whole on every frame: its window is as tall as the drawing (at most VIEW's)
-    view = f"{frames.window['height']}px" if large else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
+    # a small tape is drawn whole on every frame: its window is as tall as the drawing (at most VIEW's); a large
+    # one, or one whose blocks open and close as the walk goes through them, keeps the first frame's window
+    fixed = large or fold is not None
+    view = f"{frames.window['height']}px" if fixed else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
     place = f"--w:{width}px;--h:{height}px;--x:{left + w / 2:.1f}px;--y:{top + h / 2:.1f}px"
     return (
         f'<div class="tl-frame-view" style="--tl-view-h:{view}">{PICTURE_CSS}'
@@ -161,6 +166,26 @@ def _verdict(check, node) -> str:
             note=next(e.note for e in entries if e.status == "skipped")
         )
     return _("check_tape: ✓ the rule of {op} agrees with finite differences").format(op=node.f.name)
+
+
+def _folded(root, frames: Frames, node):
+    """The tape's ``tl.scope`` blocks folded as the drawing folds them, but those ``node`` is in opened: the
+    first frame shows a model as its layers, and a step inside a layer opens that layer (the others stay one
+    box each). ``None`` when the tape has no blocks."""
+    if frames.fold is False:
+        from ._fold import folding
+
+        frames.fold = None
+        if frames.numbered is not None:
+            index, _uses, below = frames.numbered
+            frames.fold = folding(root, True, index, below, "BackpropStepper")
+            if frames.fold is not None:
+                frames.fold.always = set(frames.fold.opened)  # a block holding the whole tape stays open
+    fold = frames.fold
+    if fold is not None:
+        block = fold.innermost.get(node)
+        fold.opened = fold.always | (set(block.chain()) if block is not None else set())
+    return fold
 
 
 def framed_svg(y, **options) -> tuple[str, dict]:

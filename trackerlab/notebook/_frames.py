@@ -6,6 +6,7 @@ It reads ``backprop_steps`` and nothing else of the walk, so what a frame says i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,6 +25,15 @@ __all__ = ["Frames", "Steps"]
 TERMS = 8  # terms of a sum, its sources and a call's arguments written out in a frame's text; the rest counted
 CALL = 120  # characters of a call written as the user wrote it, in a frame's text
 LEAVES = 16  # pending values and leaves' grads written out in a frame's text; the rest counted
+
+
+def _said(chain: tuple, operations: Counter) -> tuple:
+    """The blocks a frame names: ``chain`` without the innermost blocks of one operation, which say no more than
+    the step's own line (``%%track`` makes a block of each statement: ``v = u * u`` is block ``v``)."""
+    end = len(chain)
+    while end and operations[id(chain[end - 1])] == 1:
+        end -= 1
+    return chain[:end]
 
 
 class Frames:
@@ -53,6 +63,7 @@ class Frames:
         self.done: list[str] = []
         self.lazy = False  # whether the walk's values are lazy (dask): frames describe them, compute nothing
         self.window: dict | None = None  # how the drawing is laid out and framed, fixed by the first frame drawn
+        self.fold = False  # the drawing's folding of the tape's blocks, made by the first frame drawn (None: none)
         for step in walk:
             if len(self.walk) == max_steps:
                 self.truncated = True
@@ -96,6 +107,8 @@ class Frames:
             )
         # the blocks (tl.scope) each step's node was recorded in, outermost first
         self.scopes = [getattr(step.node, "scope", ()) for step in self.walk]
+        operations = Counter(id(name) for chain in self.scopes for name in chain)  # (each entry its own name object)
+        self.blocks = [_said(chain, operations) for chain in self.scopes]
         self.steps = Steps(self)
 
     def over(self, index: int) -> int | None:
@@ -202,8 +215,8 @@ class Frames:
                 step=index + 1, total=f"{total}{more}", node=s["node"], call=call
             )
         lines = [head]
-        if self.scopes[index]:
-            lines.append(_("in block: {blocks}").format(blocks=" › ".join(self.scopes[index])))
+        if self.blocks[index]:
+            lines.append(_("in block: {blocks}").format(blocks=" › ".join(self.blocks[index])))
         parts = s["contributions"]
         if len(parts) > 1 and is_lazy(s["delta"]):  # lazy parts: their descriptions added up say nothing more
             sources = _row(parts, _who, ", ")

@@ -167,6 +167,8 @@ def _plot(
             folded.boxes = (every, boxes_and_edges(root, labels, len(index), constants, numbered, None))
         boxes, edges, total = folded.boxes[1]
         plan = fold_boxes(boxes, edges, folded, within, max_nodes)
+        if plan is not None and focus is not None and not _shows(plan[0], focus[0]):
+            plan = None  # the folded drawing kept the boxes nearest the output, not the focus: its neighbourhood
         if plan is None:
             boxes = None  # folding would make a cycle: every operation drawn instead
         else:
@@ -188,6 +190,8 @@ def _plot(
         box["size"] = box_size(box["text"])
         if all_states and show_data and shown is not None and box["kind"] in ("param", "op"):
             box["text"], box["size"] = _reserved(box, shown)
+        elif all_states and show_data and shown is not None and box["kind"] == "block":
+            box["text"], box["size"] = _reserved_block(box, shown)
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
     plan = layout(keys, sizes, edges, "right")
@@ -261,6 +265,11 @@ def _folding(root, fold, numbered):
     numbered = numbered or (numbering(root), None)
     (index, _uses, below), _names = numbered
     return folding(root, fold, index, below), numbered
+
+
+def _shows(boxes: dict, node) -> bool:
+    """Whether ``node`` is drawn among ``boxes``, as its own box or inside a folded block's."""
+    return any(box["node"] is node or (box["kind"] == "block" and node in box["block"].nodes) for box in boxes.values())
 
 
 def _block_state(block, states: dict):
@@ -401,6 +410,21 @@ def _reserved(box, shown: dict):
     widest = box_size(
         box_text({**box, "state": "done"}, {node: _widest(tuple(getattr(box["data"], "shape", ())))}, True)
     )
+    return (head, lines), (max(box["size"][0], widest[0]), widest[1])
+
+
+def _reserved_block(box, shown: dict):
+    """A folded block's box keeps, as a value's does, a line and the room for its output's widest Δ."""
+    outputs = box["block"].outputs
+    head, lines = box["text"]
+    if len(outputs) != 1:  # no Δ line: nothing to keep room for
+        return (head, lines), box["size"]
+    (node,) = outputs
+    if node not in shown:
+        lines = [*lines, ""]
+    if is_lazy(node.data):
+        return (head, lines), box_size((head, lines))
+    widest = box_size(block_text(box, {node: _widest(tuple(getattr(node.data, "shape", ())))}, True))
     return (head, lines), (max(box["size"][0], widest[0]), widest[1])
 
 
