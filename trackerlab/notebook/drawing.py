@@ -368,7 +368,7 @@ def _blocks_html(root, folded: Folding, numbered, options: dict) -> str:
             svg = _plot(root, None, **options, title=None, format="svg", numbered=numbered, fold=folded, within=block)
             inner = level(block)
             out.append(
-                '<details class="tl-block" style="margin:2px 0">'
+                '<details class="tl-block-drawing" style="margin:2px 0">'
                 '<summary style="cursor:pointer;font-family:system-ui,sans-serif">'
                 f"{escape(_block_summary(block, folded.key[block]))}</summary>"
                 f'<div style="margin-left:1.2em">{picture(svg, block.name)}{inner}</div></details>'
