@@ -190,3 +190,12 @@ def test_the_range_speaks_the_language(language, compact, spelled):
         assert summary(values) == spelled
     finally:
         tl.set_language("en")
+
+
+def test_the_reprs_tree_writes_a_number_into_its_call_and_gives_an_array_constant_a_line():
+    from trackerlab.notebook.html import html_repr
+
+    x = tl.param(np.array([0.5, -1.0]))
+    html = html_repr(tl.sum(tl.sin(x) * 3 + np.array([1.0, 2.0])))
+    assert "sin#1 * 3" in html and "const</span> 3<" not in html  # the 3 is in the call's line only
+    assert "const</span> [1, 2]" in html  # the array has its own line, with its values

@@ -137,6 +137,12 @@ def _panels(root: Tracked) -> str:
     )
 
 
+def _shown_below(constant) -> bool:
+    """Whether a constant operand gets a line of its own under its call: an array, or a list, does (its summary
+    says more than the call's ``const 3×5``); a number does not, as the call's line writes it (``x * 2``)."""
+    return bool(getattr(constant, "ndim", 1)) and not isinstance(constant, int | float | complex)
+
+
 class _Tree:
     """The tape as nested ``<details>``, built without recursion; counts are filled in at the end.
 
@@ -213,7 +219,8 @@ class _Tree:
                 stack.append(f'<li class="tl-more">{more}</li>')
                 continue
             for arg in reversed(operands(node)):
-                stack.append((arg, depth + 1, blocks))
+                if type(arg) is Tracked or _shown_below(arg):
+                    stack.append((arg, depth + 1, blocks))
         in_chains = {n for chain in chains.values() for n in chain[:-1]}
         self._fill_cuts(out, cuts, shown | in_chains)
         summary = ngettext("tape: {count} value", "tape: {count} values", total).format(count=f"{total:,}")
