@@ -85,18 +85,7 @@ class NonFiniteError(TrackerlabError, FloatingPointError):
     """A loss that is NaN or infinite, which has no gradient to compute."""
 
 
-for _kind in (
-    TrackerlabError,
-    ArgumentError,
-    DTypeError,
-    FirstOrderError,
-    LazyValueError,
-    NonFiniteError,
-    ParameterError,
-    ReplayError,
-    ShapeError,
-    StaleValueError,
-):
+for _kind in (TrackerlabError, *TrackerlabError.__subclasses__()):
     _kind.__module__ = "trackerlab"  # a traceback prints trackerlab.ShapeError, the name users catch it by
 del _kind
 

@@ -31,6 +31,7 @@ class Folding:
             stack.extend(reversed(block.blocks))
         self.key = {block: f"b{i}" for i, block in enumerate(self.every)}
         self.boxes = None  # (what they were made of, the boxes and edges of every value): the drawings' cache
+        self.always: frozenset = frozenset()  # the blocks open whatever is asked (set by ``folding``)
         self.innermost: dict = {}
         for block in self.every:  # preorder: a nested block comes after the one it is in, and overrides it
             for node in block.nodes:
@@ -49,6 +50,12 @@ class Folding:
             if outer not in self.opened:
                 return outer
         return node
+
+    def open_around(self, node) -> None:
+        """Open the blocks ``node`` is in, and fold every other block but those open from the start (a block
+        holding the whole tape): a stepper's frame, whose current node is drawn inside its own layer."""
+        block = self.innermost.get(node)
+        self.opened = self.always | (set(block.chain()) if block is not None else set())
 
     def shown(self, within=None) -> list:
         """The blocks drawn folded in the whole tape's drawing (``within`` ``None``) or in a block's own: each
@@ -90,6 +97,7 @@ def folding(root, fold, index: dict, below: dict, who: str = "plot_tape") -> Fol
     while len(level) == 1 and level[0].operations == operations:  # one box for the whole tape would show nothing
         result.opened.add(level[0])
         level = level[0].blocks
+    result.always = frozenset(result.opened)
     if fold is not True:
         wanted = set(fold)
         result.opened |= {block for block in result.every if wanted & {block.name, *block.parts}}

@@ -175,17 +175,11 @@ def _folded(root, frames: Frames, node):
     if frames.fold is False:
         from ._fold import folding
 
-        frames.fold = None
-        if frames.numbered is not None:
-            index, _uses, below = frames.numbered
-            frames.fold = folding(root, True, index, below, "BackpropStepper")
-            if frames.fold is not None:
-                frames.fold.always = set(frames.fold.opened)  # a block holding the whole tape stays open
-    fold = frames.fold
-    if fold is not None:
-        block = fold.innermost.get(node)
-        fold.opened = fold.always | (set(block.chain()) if block is not None else set())
-    return fold
+        index, _uses, below = frames.numbered if frames.numbered is not None else (None, None, None)
+        frames.fold = None if index is None else folding(root, True, index, below, "BackpropStepper")
+    if frames.fold is not None:
+        frames.fold.open_around(node)
+    return frames.fold
 
 
 def framed_svg(y, **options) -> tuple[str, dict]:

@@ -188,10 +188,8 @@ def _plot(
             box["text"] = box_text(box, shown, show_data)
         box["output"] = node in outputs or key in outputs
         box["size"] = box_size(box["text"])
-        if all_states and show_data and shown is not None and box["kind"] in ("param", "op"):
+        if all_states and show_data and shown is not None and box["kind"] in ("param", "op", "block"):
             box["text"], box["size"] = _reserved(box, shown)
-        elif all_states and show_data and shown is not None and box["kind"] == "block":
-            box["text"], box["size"] = _reserved_block(box, shown)
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
     plan = layout(keys, sizes, edges, "right")
@@ -401,30 +399,22 @@ def framed_svg(y, *, numbered=None, fit=None, **options) -> tuple[str, dict]:
 
 def _reserved(box, shown: dict):
     """A stepper's box keeps a line for the Δ (or grad) that has not arrived yet, and the room its widest
-    value would take, so that boxes keep their size from frame to frame."""
-    node, (head, lines) = box["node"], box["text"]
-    if node not in shown:
-        lines = [*lines, ""]
-    if is_lazy(box["data"]):  # described by its shape and chunks, the same for its Δ
-        return (head, lines), box_size((head, [*lines, box["text"][1][-1]]))
-    widest = box_size(
-        box_text({**box, "state": "done"}, {node: _widest(tuple(getattr(box["data"], "shape", ())))}, True)
-    )
-    return (head, lines), (max(box["size"][0], widest[0]), widest[1])
-
-
-def _reserved_block(box, shown: dict):
-    """A folded block's box keeps, as a value's does, a line and the room for its output's widest Δ."""
-    outputs = box["block"].outputs
+    value would take, so that boxes keep their size from frame to frame: a value's box, and a folded block's
+    for its one output (a block of several outputs shows no Δ)."""
     head, lines = box["text"]
-    if len(outputs) != 1:  # no Δ line: nothing to keep room for
-        return (head, lines), box["size"]
-    (node,) = outputs
+    if box["kind"] == "block":
+        if len(box["block"].outputs) != 1:
+            return box["text"], box["size"]
+        (node,) = box["block"].outputs
+        text = functools.partial(block_text, box)
+    else:
+        node = box["node"]
+        text = functools.partial(box_text, {**box, "state": "done"})
     if node not in shown:
         lines = [*lines, ""]
-    if is_lazy(node.data):
-        return (head, lines), box_size((head, lines))
-    widest = box_size(block_text(box, {node: _widest(tuple(getattr(node.data, "shape", ())))}, True))
+    if is_lazy(node.data):  # described by its shape and chunks, the same for its Δ
+        return (head, lines), box_size((head, [*lines, box["text"][1][-1]]))
+    widest = box_size(text({node: _widest(tuple(getattr(node.data, "shape", ())))}, True))
     return (head, lines), (max(box["size"][0], widest[0]), widest[1])
 
 
