@@ -13,7 +13,7 @@ import timeit
 import numpy as np
 
 import trackerlab as tl
-from trackerlab.notebook._tape import numbering
+from trackerlab.notebook.common.tape import numbering
 from trackerlab.notebook.html import html_repr
 
 

@@ -14,7 +14,7 @@ from urllib.parse import unquote
 import pytest
 from labkit import ROOT
 
-from trackerlab.notebook._inline import INLINE
+from trackerlab.notebook.common.inline import INLINE
 
 TUTORIALS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.*.ipynb"))
 PICTURE = re.compile(r'<img [^>]*src="(data:image/(?:svg\+xml|png)[^"]*)"')

@@ -417,7 +417,7 @@ def test_recorded_lines_name_the_wrong_node_under_detect_anomaly():
 @pytest.fixture
 def drawings(monkeypatch):
     """The stepper's drawings, replaced by a record of the options each frame was drawn with."""
-    from trackerlab.notebook import _frame_html as stepper
+    from trackerlab.notebook.stepper import frame_html as stepper
 
     drawn = []
     monkeypatch.setattr(

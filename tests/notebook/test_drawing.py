@@ -15,7 +15,7 @@ import pytest
 from markup import picture
 
 import trackerlab as tl
-from trackerlab.notebook._theme import COLOURS
+from trackerlab.notebook.common.theme import COLOURS
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -530,8 +530,8 @@ def test_a_large_tape_costs_about_what_it_shows(monkeypatch):
     """Drawing 60 boxes of a 10^5-value tape does the work of drawing 60 boxes: the entries and box texts
     made are the same as for a 60-value tape (before, the whole graph was built and then cut down, 3.5 s).
     Counted, not timed, so a busy machine cannot make it fail."""
-    import trackerlab.notebook._tape as tape
-    import trackerlab.notebook.drawing as drawing
+    import trackerlab.notebook.common.tape as tape
+    import trackerlab.notebook.drawing.figure as drawing
 
     made = {"entries": 0, "texts": 0}
     monkeypatch.setattr(tape, "Entry", counting(tape.Entry, made, "entries"))

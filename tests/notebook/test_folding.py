@@ -13,7 +13,7 @@ from markup import pictures, unstyled
 from test_drawing import SVG, geometry
 
 import trackerlab as tl
-from trackerlab.notebook._theme import COLOURS
+from trackerlab.notebook.common.theme import COLOURS
 from trackerlab.notebook.drawing import tape_html
 from trackerlab.notebook.html import html_repr
 from trackerlab.presentation.blocks import blocks
@@ -394,7 +394,7 @@ def _frame_keys(html: str) -> set:
 
 
 def test_the_steppers_first_frame_shows_the_layers_folded_and_a_step_inside_a_layer_opens_that_layer_only():
-    from trackerlab.notebook._frame_html import frame_html
+    from trackerlab.notebook.stepper.frame_html import frame_html
 
     loss, labels = mlp(batch=8, sizes=(12, 6, 3))
     key = keys(loss)

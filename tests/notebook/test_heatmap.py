@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.notebook._heatmap import NAN, NEGATIVE, POSITIVE, VIRIDIS, heatmap_html
+from trackerlab.notebook.common.heatmap import NAN, NEGATIVE, POSITIVE, VIRIDIS, heatmap_html
 from trackerlab.notebook.html import html_repr
 
 CELL = re.compile(r'<span title="([^"]*)" style="([^"]*)"></span>')

@@ -7,7 +7,7 @@ import pytest
 from markup import unstyled
 
 import trackerlab as tl
-from trackerlab.notebook._inline import INLINE
+from trackerlab.notebook.common.inline import INLINE
 from trackerlab.notebook.html import html_repr
 
 

@@ -244,7 +244,7 @@ def test_the_html_copy_of_the_stepper_speaks_the_language(code, labels, words):
 def test_the_summary_of_a_large_array_speaks_the_language():
     import numpy as np
 
-    from trackerlab.notebook._tape import short
+    from trackerlab.notebook.common.tape import short
 
     tl.set_language("ja")
     page = html_repr(tl.param(np.linspace(-1.0, 1.0, 100_000)))

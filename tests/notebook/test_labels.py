@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.notebook._boxes import box_text, boxes_and_edges
+from trackerlab.notebook.drawing.boxes import box_text, boxes_and_edges
 from trackerlab.notebook.html import html_repr
 from trackerlab.presentation.text import call_text, summary
 

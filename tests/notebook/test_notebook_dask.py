@@ -204,7 +204,7 @@ def test_track_magic_on_a_lazy_parameter_computes_nothing(counted):
 def test_importing_the_notebook_layer_imports_no_dask():
     code = (
         "import sys, numpy as np, trackerlab as tl, trackerlab.notebook\n"
-        "from trackerlab.notebook import html, stepper, drawing, _lazy\n"
+        "from trackerlab.notebook import html, stepper, drawing\nfrom trackerlab.notebook.common import lazy\n"
         "x = tl.param(np.ones(3)); x._repr_html_(); repr(x); tl.BackpropStepper(tl.sum(x * x)).text\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     )

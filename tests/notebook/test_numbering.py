@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 import trackerlab as tl
-from trackerlab.notebook._boxes import box_text, boxes_and_edges
+from trackerlab.notebook.drawing.boxes import box_text, boxes_and_edges
 from trackerlab.notebook.html import html_repr
 from trackerlab.presentation.numbering import names, numbering
 

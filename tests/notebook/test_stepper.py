@@ -11,7 +11,7 @@ import traitlets
 from markup import picture, pictures
 
 import trackerlab as tl
-from trackerlab.notebook._chain import CHAIN
+from trackerlab.notebook.stepper.chain import CHAIN
 from trackerlab.presentation.numbering import numbering
 
 
@@ -485,10 +485,10 @@ def test_a_new_frame_on_a_huge_tape_costs_what_it_shows(monkeypatch):
     as many entries and box texts as it draws boxes, and never numbers the whole tape again (the tape is
     numbered once, when the stepper is made). Counted, not timed, so a busy machine cannot make it fail
     (measured: 0.1-0.18 s of CPU a frame; before, 0.35-0.47 s, redrawing the whole tape)."""
-    import trackerlab.notebook._boxes as boxes
-    import trackerlab.notebook._frames as frames
-    import trackerlab.notebook._tape as tape
-    import trackerlab.notebook.drawing as drawing
+    import trackerlab.notebook.common.tape as tape
+    import trackerlab.notebook.drawing.boxes as boxes
+    import trackerlab.notebook.drawing.figure as drawing
+    import trackerlab.notebook.stepper.frames as frames
 
     x = tl.param(0.5)
     y = x

@@ -12,8 +12,8 @@ import pytest
 from markup import picture
 
 import trackerlab as tl
-from trackerlab.notebook import stepper as stepper_module
-from trackerlab.notebook._frame_html import PANEL_CHARS, ZOOM, panel_lines
+from trackerlab.notebook.stepper import widget as stepper_module
+from trackerlab.notebook.stepper.frame_html import PANEL_CHARS, ZOOM, panel_lines
 
 PX = 4 / 3  # CSS pixels per point
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._tape import as_node, changed, dtype_text, label_map, tape
+from .common.tape import as_node, changed, dtype_text, label_map, tape
 
 __all__ = ["to_networkx"]
 

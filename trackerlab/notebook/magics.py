@@ -19,7 +19,7 @@ from ..core.recording import scope
 from ..core.tracked import isleaf, istracked, param, tracker
 from ..params import zero_grad_
 from ..presentation.numbering import numbering
-from ._i18n import _
+from .common.i18n import _
 
 __all__ = ["TrackMagics", "load_ipython_extension"]
 

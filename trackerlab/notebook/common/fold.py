@@ -7,10 +7,10 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
-from ..presentation.blocks import blocks
-from ._i18n import _, ngettext
-from ._lazy import is_lazy, lazy_brief
-from ._tape import dtype_text, shape_text, short
+from ...presentation.blocks import blocks
+from .i18n import _, ngettext
+from .lazy import is_lazy, lazy_brief
+from .tape import dtype_text, shape_text, short
 
 __all__ = ["Folding", "block_text", "folding"]
 

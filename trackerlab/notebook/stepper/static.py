@@ -11,8 +11,8 @@ import html
 import itertools
 import json
 
-from ._i18n import _
-from ._inline import styled
+from ..common.i18n import _
+from ..common.inline import styled
 
 __all__ = ["static_html"]
 

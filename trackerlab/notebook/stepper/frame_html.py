@@ -1,4 +1,4 @@
-"""One stepper frame as HTML: the frame's text from ``_frames`` (with ``tl.check_tape``'s verdict on its
+"""One stepper frame as HTML: the frame's text from ``frames`` (with ``tl.check_tape``'s verdict on its
 node, when checked) beside the tape drawn with the frame's states, on a large tape only the node's
 neighbourhood, in a window of a fixed size that the current node's box is centred in."""
 
@@ -8,12 +8,12 @@ import html
 import re
 import unicodedata
 
-from ..presentation.text import number
-from ._frames import Frames
-from ._i18n import _
-from ._inline import INLINE
-from ._stepvalues import pictures
-from ._theme import PICTURE_CSS, svg_source
+from ...presentation.text import number
+from ..common.i18n import _
+from ..common.inline import INLINE
+from ..common.theme import PICTURE_CSS, svg_source
+from .frames import Frames
+from .values import pictures
 
 __all__ = ["MAX_NODES", "PANEL_CHARS", "VIEW", "ZOOM", "check_report", "frame_html", "frame_text", "panel_lines"]
 
@@ -126,7 +126,7 @@ def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
 
 
 def check_report(check):
-    from ..checks.tape import TapeCheck
+    from ...checks.tape import TapeCheck
 
     if check is not None and not isinstance(check, TapeCheck):
         raise TypeError(f"BackpropStepper: check must be the report of tl.check_tape(y), not {type(check).__name__}")
@@ -173,7 +173,7 @@ def _folded(root, frames: Frames, node):
     first frame shows a model as its layers, and a step inside a layer opens that layer (the others stay one
     box each). ``None`` when the tape has no blocks."""
     if frames.fold is False:
-        from ._fold import folding
+        from ..common.fold import folding
 
         index, _uses, below = frames.numbered if frames.numbered is not None else (None, None, None)
         frames.fold = None if index is None else folding(root, True, index, below, "BackpropStepper")
@@ -184,6 +184,6 @@ def _folded(root, frames: Frames, node):
 
 def framed_svg(y, **options) -> tuple[str, dict]:
     """The drawing of ``plot_tape(y, **options)`` as SVG text, and where it and its highlighted box are."""
-    from .drawing import framed_svg as framed
+    from ..drawing.figure import framed_svg as framed
 
     return framed(y, **options)

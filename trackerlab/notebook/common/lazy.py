@@ -5,7 +5,7 @@ values appear once computed (a NumPy array is shown as usual)."""
 
 from __future__ import annotations
 
-from ..backends.dask import is_lazy
-from ..presentation.text import chunks_text, lazy_brief, lazy_text, size_text
+from ...backends.dask import is_lazy
+from ...presentation.text import chunks_text, lazy_brief, lazy_text, size_text
 
 __all__ = ["chunks_text", "is_lazy", "lazy_brief", "lazy_text", "size_text"]

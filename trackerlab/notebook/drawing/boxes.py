@@ -7,12 +7,12 @@ import functools
 import unicodedata
 from collections import deque
 
-from ..core.tracked import Tracked
-from ..presentation.numbering import names, numbering
-from ..presentation.text import call_text
-from ._i18n import _
-from ._lazy import is_lazy, lazy_brief, lazy_text
-from ._tape import changed, dtype_text, shape_text, short, tape
+from ...core.tracked import Tracked
+from ...presentation.numbering import names, numbering
+from ...presentation.text import call_text
+from ..common.i18n import _
+from ..common.lazy import is_lazy, lazy_brief, lazy_text
+from ..common.tape import changed, dtype_text, shape_text, short, tape
 
 __all__ = ["BODY_PT", "FONT", "HEAD_PT", "PAD_Y", "SMALL_PT", "box_size", "box_text", "boxes_and_edges", "text_width"]
 

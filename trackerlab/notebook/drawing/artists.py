@@ -7,9 +7,9 @@ from __future__ import annotations
 from matplotlib.patches import FancyBboxPatch, Patch, PathPatch, Polygon
 from matplotlib.path import Path
 
-from ._boxes import BODY_PT, FONT, HEAD_PT, PAD_Y, SMALL_PT, text_width
-from ._i18n import _
-from ._theme import COLOURS
+from ..common.i18n import _
+from ..common.theme import COLOURS
+from .boxes import BODY_PT, FONT, HEAD_PT, PAD_Y, SMALL_PT, text_width
 
 __all__ = ["LEGEND_H", "STATES", "draw_box", "draw_edge", "legend", "legend_columns", "legend_entries"]
 

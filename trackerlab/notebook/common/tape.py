@@ -3,11 +3,11 @@ names the user gave, and short summaries of values."""
 
 from __future__ import annotations
 
-from ..core.tracked import Tracked, istracked
-from ..core.validation import changed_arguments
-from ..ops.registry import Op
-from ..presentation.numbering import numbering
-from ..presentation.text import dtype_text, shape_text, summary
+from ...core.tracked import Tracked, istracked
+from ...core.validation import changed_arguments
+from ...ops.registry import Op
+from ...presentation.numbering import numbering
+from ...presentation.text import dtype_text, shape_text, summary
 
 __all__ = ["Entry", "as_node", "changed", "dtype_text", "label_map", "operands", "shape_text", "short", "tape"]
 

@@ -9,8 +9,8 @@ from html import escape
 
 import numpy as np
 
-from ..presentation.text import number, shape_text
-from ._i18n import _
+from ...presentation.text import number, shape_text
+from .i18n import _
 
 __all__ = ["CELLS", "SMALL", "heatmap_html", "layout", "wanted"]
 

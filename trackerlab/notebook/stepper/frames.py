@@ -11,14 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..core.tracked import Tracked
-from ..presentation.numbering import names as forward_names
-from ..presentation.numbering import numbering
-from ..presentation.text import call_text
-from ._chain import chain
-from ._i18n import _
-from ._lazy import is_lazy
-from ._stepvalues import constant, plain, text
+from ...core.tracked import Tracked
+from ...presentation.numbering import names as forward_names
+from ...presentation.numbering import numbering
+from ...presentation.text import call_text
+from ..common.i18n import _
+from ..common.lazy import is_lazy
+from .chain import chain
+from .values import constant, plain, text
 
 __all__ = ["Frames", "Steps"]
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 import hashlib
 from html import escape
 
-from ..backends.arrays import device_of
-from ..core.tracked import Tracked, istracked
-from ..presentation.numbering import names as forward_names
-from ..presentation.numbering import numbering
-from ..presentation.text import call_text
-from ._fold import folding
-from ._i18n import _, ngettext
-from ._inline import MONO, styled
-from ._lazy import chunks_text, is_lazy, lazy_brief, size_text
-from ._tape import as_node, changed, dtype_text, label_map, operands, shape_text, short
-from ._values import array_html
+from ...backends.arrays import device_of
+from ...core.tracked import Tracked, istracked
+from ...presentation.numbering import names as forward_names
+from ...presentation.numbering import numbering
+from ...presentation.text import call_text
+from ..common.fold import folding
+from ..common.i18n import _, ngettext
+from ..common.inline import MONO, styled
+from ..common.lazy import chunks_text, is_lazy, lazy_brief, size_text
+from ..common.tape import as_node, changed, dtype_text, label_map, operands, shape_text, short
+from .values import array_html
 
 __all__ = ["html_repr"]
 
@@ -38,7 +38,7 @@ _DARK = (
     "--tl-leaf:var(--jp-success-color1,#57ab5a);--tl-warn:var(--jp-warn-color1,#e0a04a);"
     "--tl-grad:var(--jp-accent-color1,#c297ff)"
 )
-# The layout is in inline styles (``_inline``), which sanitisers keep; this block, which they drop, gives
+# The layout is in inline styles (``common.inline``), which sanitisers keep; this block, which they drop, gives
 # the theme's colours and fonts: JupyterLab's variables first; without them, the page's theme (JupyterLab's
 # or furo's, the docs') when the page says, else the reader's colour scheme.
 _STYLE = (

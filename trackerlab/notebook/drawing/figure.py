@@ -1,7 +1,7 @@
 """The tape as a matplotlib drawing, the public entry points: ``plot_tape``, ``tape_svg`` and the figure
-that shows itself as SVG. Each value is a box sized to its text (``_boxes``), each recorded use its own
-edge routed around the boxes (``_layout``), drawn as matplotlib artists (``_artists``) in colours that
-follow the notebook's or the docs' light or dark theme (``_theme``)."""
+that shows itself as SVG. Each value is a box sized to its text (``boxes``), each recorded use its own
+edge routed around the boxes (``layout``), drawn as matplotlib artists (``artists``) in colours that
+follow the notebook's or the docs' light or dark theme (``common.theme``)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..core.tracked import Tracked, istracked
-from ..presentation.numbering import numbering
-from ._artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
-from ._boxes import FONT, box_size, box_text, boxes_and_edges
-from ._fold import Folding, block_text, fold_boxes, folding
-from ._i18n import _, ngettext
-from ._layout import layout
-from ._lazy import is_lazy
-from ._tape import as_node, dtype_text, label_map, shape_text
-from ._theme import COLOURS, picture, svg_text
+from ...core.tracked import Tracked, istracked
+from ...presentation.numbering import numbering
+from ..common.fold import Folding, block_text, fold_boxes, folding
+from ..common.i18n import _, ngettext
+from ..common.lazy import is_lazy
+from ..common.tape import as_node, dtype_text, label_map, shape_text
+from ..common.theme import COLOURS, picture, svg_text
+from .artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
+from .boxes import FONT, box_size, box_text, boxes_and_edges
+from .layout import layout
 
 __all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_html", "tape_svg"]
 

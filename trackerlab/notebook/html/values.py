@@ -1,5 +1,5 @@
 """Arrays as HTML for the notebook reprs: small ones as tables (one table per 2-D slice for three or more
-dimensions, as NumPy prints them), a larger 2-D one as a heat map (``_heatmap``; past its cells, of block
+dimensions, as NumPy prints them), a larger 2-D one as a heat map (``common.heatmap``; past its cells, of block
 means, over the summary), other large ones as a summary (range, mean, spread, a sparkline histogram and
 NaN/Inf counts)."""
 
@@ -9,11 +9,11 @@ from html import escape
 
 import numpy as np
 
-from ..backends.arrays import to_host
-from ..presentation.text import number
-from ._heatmap import CELLS, heatmap_html, wanted
-from ._i18n import _
-from ._lazy import is_lazy, lazy_text, size_text
+from ...backends.arrays import to_host
+from ...presentation.text import number
+from ..common.heatmap import CELLS, heatmap_html, wanted
+from ..common.i18n import _
+from ..common.lazy import is_lazy, lazy_text, size_text
 
 __all__ = ["array_html", "lazy_html", "stats"]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 
-from ..core.tracked import Tracked
-from ..presentation.text import number
-from ._lazy import is_lazy
+from ...core.tracked import Tracked
+from ...presentation.text import number
+from ..common.lazy import is_lazy
 
 __all__ = ["CHAIN", "chain"]
 

@@ -10,12 +10,12 @@ from html import escape
 
 import numpy as np
 
-from ..backends.arrays import to_host
-from ..core.tracked import Tracked, istracked
-from ..presentation.text import shape_text, summary
-from ._heatmap import heatmap_html, layout, wanted
-from ._i18n import _
-from ._lazy import is_lazy, lazy_text
+from ...backends.arrays import to_host
+from ...core.tracked import Tracked, istracked
+from ...presentation.text import shape_text, summary
+from ..common.heatmap import heatmap_html, layout, wanted
+from ..common.i18n import _
+from ..common.lazy import is_lazy, lazy_text
 
 __all__ = ["constant", "pictures", "plain", "text"]
 

@@ -10,13 +10,13 @@ import itertools
 import ipywidgets as widgets
 import traitlets
 
-from ..core.tracked import Tracked
-from ..core.walk import steps_for
-from ._frame_html import PANEL_CHARS, check_report, frame_html, frame_text, panel_lines
-from ._frames import Frames
-from ._i18n import _
-from ._static import static_html
-from ._tape import label_map
+from ...core.tracked import Tracked
+from ...core.walk import steps_for
+from ..common.i18n import _
+from ..common.tape import label_map
+from .frame_html import PANEL_CHARS, check_report, frame_html, frame_text, panel_lines
+from .frames import Frames
+from .static import static_html
 
 __all__ = ["BackpropStepper"]
 

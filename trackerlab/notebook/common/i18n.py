@@ -4,6 +4,6 @@ look messages up in ``locale/{ja,zh}/LC_MESSAGES/trackerlab.mo`` (compiled from 
 
 from __future__ import annotations
 
-from ..presentation.language import _, language, ngettext
+from ...presentation.language import _, language, ngettext
 
 __all__ = ["_", "language", "ngettext"]
