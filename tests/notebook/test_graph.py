@@ -1,8 +1,13 @@
-"""The networkx export: node by node for the seed's ``W @ x``, a shared sub-expression and a nested-AD tape."""
+"""The networkx export: node by node for the seed's ``W @ x``, a shared sub-expression and a nested-AD tape; each
+node named, numbered and written as the other displays show it; ``fold=`` makes each ``tl.scope`` block one node,
+as the drawing folds it."""
+
+import threading
 
 import networkx as nx
 import numpy as np
 import pytest
+from test_folding import titles
 
 import trackerlab as tl
 
@@ -113,3 +118,198 @@ def test_bad_inputs_are_named():
         tl.to_networkx(tl.param(1.0) * 2, labels=["a"])
     with pytest.raises(TypeError, match="to_networkx: labels has a key of type str"):
         tl.to_networkx(tl.param(1.0) * 2, labels={"a": "b"})
+
+
+def mlp():
+    """A 4-3-5-2 MLP whose two layers are ``tl.scope`` blocks, and its parameters' labels."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 3))
+    W1, b1 = tl.param(rng.normal(size=(3, 5))), tl.param(np.zeros(5))
+    W2, b2 = tl.param(rng.normal(size=(5, 2))), tl.param(np.zeros(2))
+    with tl.scope("layer 1"):
+        h = tl.tanh(x @ W1 + b1)
+    with tl.scope("layer 2"):
+        out = h @ W2 + b2
+    loss = tl.sum(out * out) / 2
+    return loss, {W1: "W1", b1: "b1", W2: "W2", b2: "b2"}
+
+
+def test_each_value_carries_its_name_number_call_and_scope_as_the_other_displays_show_them():
+    loss, labels = mlp()
+    g = tl.to_networkx(loss, labels=labels)
+    rows = [(k, a["name"], a["number"], a["call"], a["scope"], a["block"]) for k, a in g.nodes(data=True)]
+    assert rows == [
+        ("n0", "W1", 0, None, (), None),
+        ("n1", "b1", 1, None, (), None),
+        ("n2", "W2", 2, None, (), None),
+        ("n3", "b2", 3, None, (), None),
+        ("c0", None, None, None, (), None),
+        ("n4", "matmul#1", 4, "const 4×3 @ W1", ("layer 1",), "b0"),
+        ("n5", "add#1", 5, "matmul#1 + b1", ("layer 1",), "b0"),
+        ("n6", "tanh#1", 6, "tanh(add#1)", ("layer 1",), "b0"),
+        ("n7", "matmul#2", 7, "tanh#1 @ W2", ("layer 2",), "b1"),
+        ("n8", "add#2", 8, "matmul#2 + b2", ("layer 2",), "b1"),
+        ("n9", "multiply#1", 9, "add#2 * add#2", (), None),
+        ("n10", "sum#1", 10, "sum(multiply#1)", (), None),
+        ("c1", None, None, None, (), None),
+        ("n11", "divide#1", 11, "sum#1 / 2", (), None),
+    ]
+    assert [g.nodes[k]["scope"] for k in ("n8", "n9")] == [tl.scopes(loss.tracker.args[0].args[0].args[0]), ()]
+    assert g.nodes["n11"]["node"] is loss.tracker and g.nodes["n11"]["label"] is None
+    # the same names the HTML repr and the drawing give, each call as the drawing writes it
+    svg = tl.tape_svg(loss, labels=labels, fold=False)
+    for key in ("n4", "n7", "n11"):
+        assert f"= {g.nodes[key]['call']}" in svg
+    assert tl.to_networkx(loss, labels={labels.popitem()[0]: "bias"}).nodes["n3"]["name"] == "bias"
+    assert tl.to_networkx(loss).nodes["n0"]["name"] == "x1"
+
+
+def test_the_default_keeps_every_value_and_fold_true_makes_each_layer_one_node():
+    loss, labels = mlp()
+    assert list(tl.to_networkx(loss)) == list(tl.to_networkx(loss, fold=False))
+    assert not any(k.startswith("b") for k in tl.to_networkx(loss))
+    g = tl.to_networkx(loss, labels=labels, fold=True)
+    assert list(g) == ["n0", "n1", "n2", "n3", "b0", "b1", "n9", "n10", "c1", "n11"]
+    assert list(g.edges(data=True)) == [
+        ("n0", "b0", {"position": None, "positions": (), "values": ("n0",)}),
+        ("n1", "b0", {"position": None, "positions": (), "values": ("n1",)}),
+        ("n2", "b1", {"position": None, "positions": (), "values": ("n2",)}),
+        ("n3", "b1", {"position": None, "positions": (), "values": ("n3",)}),
+        ("b0", "b1", {"position": None, "positions": (), "values": ("n6",)}),
+        ("b1", "n9", {"position": 0, "positions": (0, 1), "values": ("n8",)}),
+        ("n9", "n10", {"position": 0, "positions": (0,), "values": ("n9",)}),
+        ("n10", "n11", {"position": 0, "positions": (0,), "values": ("n10",)}),
+        ("c1", "n11", {"position": 1, "positions": (1,), "values": ("c1",)}),
+    ]
+    assert g.nodes["b0"] == {
+        "op": "block",
+        "name": "layer 1",
+        "operations": 3,
+        "outputs": ("n6",),
+        "shapes": ((4, 5),),
+        "dtypes": ("float64",),
+        "inputs": ("n0", "n1"),
+        "nodes": ("n4", "n5", "n6"),
+        "scope": (),
+        "block": None,
+        "isleaf": False,
+        "const": False,
+    }
+    assert g.nodes["b1"]["name"] == "layer 2" and g.nodes["b1"]["nodes"] == ("n7", "n8")
+    assert g.nodes["b1"]["inputs"] == ("n2", "n3", "n6") and g.nodes["b1"]["shapes"] == ((4, 2),)
+    # what stays a node keeps its attributes; the array x, used inside layer 1, is inside it
+    assert g.nodes["n9"]["call"] == "add#2 * add#2" and "c0" not in g
+    assert nx.is_directed_acyclic_graph(g)
+
+
+@pytest.mark.parametrize("fold", [True, False, ["layer 1"], ["layer 2"]])
+def test_the_nodes_are_the_drawings_boxes_for_each_fold(fold):
+    loss, labels = mlp()
+    assert set(tl.to_networkx(loss, labels=labels, fold=fold)) - {"c1"} == set(titles(tl.tape_svg(loss, fold=fold)))
+
+
+def test_a_list_of_names_opens_those_blocks():
+    loss, labels = mlp()
+    g = tl.to_networkx(loss, labels=labels, fold=["layer 1"])
+    assert list(g) == ["n0", "n1", "n2", "n3", "c0", "n4", "n5", "n6", "b1", "n9", "n10", "c1", "n11"]
+    assert sorted(g.in_edges("b1", data="values")) == [
+        ("n2", "b1", ("n2",)),
+        ("n3", "b1", ("n3",)),
+        ("n6", "b1", ("n6",)),
+    ]
+    assert g.nodes["n6"]["block"] == "b0" and g.nodes["n6"]["call"] == "tanh(add#1)"
+    assert g.nodes["b1"]["operations"] == 2
+
+
+def test_nested_blocks_fold_level_by_level():
+    x = tl.param([1.0, 2.0])
+    W = tl.param([[1.0, 0.5], [0.0, 1.0]])
+
+    @tl.scope
+    def dense(W, v):
+        return tl.tanh(W @ v)
+
+    with tl.scope("model"):
+        z = dense(W, dense(W, x))
+    y = tl.sum(z) * 3.0
+    g = tl.to_networkx(y, fold=True)
+    assert [(k, g.nodes[k]["op"]) for k in g] == [
+        ("n0", "param"),
+        ("n1", "param"),
+        ("b0", "block"),
+        ("n6", "sum"),
+        ("c0", "const"),
+        ("n7", "multiply"),
+    ]
+    assert g.nodes["b0"]["nodes"] == ("n2", "n3", "n4", "n5") and g.nodes["b0"]["outputs"] == ("n5",)
+    g = tl.to_networkx(y, fold=["model"])
+    blocks = [(k, a["name"], a["scope"], a["block"], a["nodes"]) for k, a in g.nodes(data=True) if k[0] == "b"]
+    assert blocks == [("b1", "dense", ("model",), "b0", ("n2", "n3")), ("b2", "dense", ("model",), "b0", ("n4", "n5"))]
+    assert sorted(g.edges(data="values")) == [
+        ("b1", "b2", ("n3",)),
+        ("b2", "n6", ("n5",)),
+        ("c0", "n7", ("c0",)),
+        ("n0", "b1", ("n0",)),
+        ("n1", "b1", ("n1",)),
+        ("n1", "b2", ("n1",)),
+        ("n6", "n7", ("n6",)),
+    ]
+    assert list(tl.to_networkx(y, fold=["model", "dense"])) == list(tl.to_networkx(y))
+    assert tl.to_networkx(y).nodes["n4"]["scope"] == ("model", "dense")
+
+
+def test_a_parameter_made_inside_a_block_comes_before_the_block():
+    x = tl.param([1.0, 2.0])
+    with tl.scope("lazy layer"):
+        h = tl.sin(x) * 2.0
+        W = tl.param([[1.0, 0.5], [0.0, 1.0]])  # made on first use, as a layer that sizes itself does
+        h = W @ h
+    y = tl.sum(h)
+    g = tl.to_networkx(y, fold=True)
+    assert list(g) == ["n0", "n3", "b0", "n5"]
+    assert list(g.edges) == [("n0", "b0"), ("n3", "b0"), ("b0", "n5")]
+    assert g.nodes["b0"]["inputs"] == ("n0", "n3") and g.nodes["n3"]["op"] == "param"
+
+
+def test_a_block_that_would_fold_into_a_cycle_is_an_error_naming_it():
+    """Another thread's operation between two of a block's: the folded block would use a value made from its own."""
+    x = tl.param(0.5)
+    values, made, used = {}, threading.Event(), threading.Event()
+
+    def inside():
+        with tl.scope("block"):
+            values["a"] = tl.sin(x) * 2.0
+            made.set()
+            used.wait()
+            values["c"] = tl.cos(values["b"]) * 3.0
+
+    thread = threading.Thread(target=inside)
+    thread.start()
+    made.wait()
+    values["b"] = values["a"] + 1.0  # recorded in this thread, outside every block
+    used.set()
+    thread.join()
+    y = values["c"] * 1.0
+    with pytest.raises(ValueError, match=r"to_networkx: folding 'block' \(b0\) would make a cycle.*fold=False"):
+        tl.to_networkx(y, fold=True)
+    assert nx.is_directed_acyclic_graph(tl.to_networkx(y))
+
+
+def test_bad_fold_values_are_named():
+    loss, _ = mlp()
+    with pytest.raises(
+        TypeError, match=r"to_networkx: fold must be True .* not 'layer 1'; to open one block, fold=\['layer 1'\]"
+    ):
+        tl.to_networkx(loss, fold="layer 1")
+    with pytest.raises(TypeError, match=r"to_networkx: fold must be True .* not 1"):
+        tl.to_networkx(loss, fold=1)
+    with pytest.raises(TypeError, match=r"to_networkx: fold lists the names of blocks to open .* not 2"):
+        tl.to_networkx(loss, fold=["layer 1", 2])
+    with pytest.raises(
+        ValueError,
+        match="to_networkx: fold names 'layer 3', not a block of this tape; its blocks are 'layer 1', 'layer 2'",
+    ):
+        tl.to_networkx(loss, fold=["layer 3"])
+    with pytest.raises(ValueError, match="to_networkx: fold names blocks to open, but this tape has no blocks"):
+        tl.to_networkx(tl.param(1.0) * 2, fold=["layer 1"])
+    assert list(tl.to_networkx(tl.param(1.0) * 2, fold=True)) == ["n0", "c0", "n1"]
