@@ -46,7 +46,8 @@ def to_networkx(y, labels=None, *, fold=False):
     and ``block`` (the key of the block it is in, or ``None``). An edge runs into it from each value it
     uses (``position`` ``None``, ``positions`` empty) and out of it to each call that uses its outputs
     (with the positions, and the outputs used as ``values``). The operations and constants inside it are
-    not nodes of the graph.
+    not nodes of the graph. A block whose folding would make a cycle (only an operation recorded by another
+    thread while it was open does that) is an error naming it.
 
     >>> import trackerlab as tl
     >>> W = tl.param([[1, 2], [3, 4]]); x = tl.param([5, 6])
