@@ -313,3 +313,37 @@ def test_bad_fold_values_are_named():
     with pytest.raises(ValueError, match="to_networkx: fold names blocks to open, but this tape has no blocks"):
         tl.to_networkx(tl.param(1.0) * 2, fold=["layer 1"])
     assert list(tl.to_networkx(tl.param(1.0) * 2, fold=True)) == ["n0", "c0", "n1"]
+
+
+def test_track_cells_statements_and_functions_fold_as_blocks():
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+
+    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
+    shell.run_line_magic("load_ext", "trackerlab")
+    rng = np.random.default_rng(0)
+    names = dict(tl=tl, x=rng.normal(size=(4, 3)), W1=rng.normal(size=(3, 5)), b1=np.zeros(5))
+    names.update(W2=rng.normal(size=(5, 2)), b2=np.zeros(2))
+    shell.user_ns.update(names)
+    try:
+        with capture_output():
+            shell.run_cell("def dense(W, b, v):\n    return v @ W + b")
+            cell = "%%track -p W1 b1 W2 b2\nh = tl.tanh(dense(W1, b1, x))\nout = dense(W2, b2, h)\nloss = tl.mean(out ** 2)"
+            result = shell.run_cell(cell)
+        assert result.success, result.error_in_exec
+        loss = shell.user_ns["loss"]
+    finally:
+        for name in (*names, "dense", "h", "out", "loss"):
+            shell.user_ns.pop(name, None)
+    g = tl.to_networkx(loss, fold=True)
+    blocks = [(k, a["name"], a["operations"], a["nodes"]) for k, a in g.nodes(data=True) if a["op"] == "block"]
+    assert blocks == [
+        ("b0", "h", 3, ("n4", "n5", "n6")),
+        ("b2", "out › dense", 2, ("n7", "n8")),
+        ("b3", "loss", 2, ("n9", "n10")),
+    ]
+    assert list(g.edges(["b0", "b2"])) == [("b0", "b2"), ("b2", "b3")]
+    every = tl.to_networkx(loss)
+    assert [every.nodes[k]["scope"] for k in ("n4", "n6", "n9")] == [("h", "dense"), ("h",), ("loss",)]
+    assert [every.nodes[k]["block"] for k in ("n4", "n6", "n9")] == ["b1", "b0", "b3"]
