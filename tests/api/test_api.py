@@ -664,27 +664,3 @@ def test_jacobian_of_a_real_scalar_stays_a_float():
     J = tl.jacobian(lambda x: x**3, 2.0)
     assert type(J) is float and J == 12.0
     assert tl.hessian(lambda x: x**3, 2.0) == 12.0
-
-
-def test_every_public_function_beyond_the_operations_has_type_hints():
-    """The API's functions (``param``, ``back_``, ``gradient``, ``check_grads``, …) annotate every argument and
-    their result, and the annotations resolve; the operations (``tl.sin``, …) are the rule tables' and say their
-    arguments in their docs."""
-    import inspect
-    import typing
-
-    from trackerlab.rules import functions
-
-    operations = set(functions())
-    missing = []
-    for name in sorted(set(tl.__all__) - operations - set(tl._NOTEBOOK)):
-        value = getattr(tl, name)
-        if not inspect.isfunction(value):
-            continue
-        signature = inspect.signature(value)
-        if signature.return_annotation is inspect.Signature.empty or any(
-            p.annotation is inspect.Parameter.empty for p in signature.parameters.values()
-        ):
-            missing.append(name)
-        typing.get_type_hints(value)
-    assert not missing

@@ -25,6 +25,21 @@ def along(f, args, vs, eps=1e-6):
     return (np.asarray(tl.data(up)) - np.asarray(tl.data(down))) / (2 * eps)
 
 
+def cube_with_its_rule():
+    """``x³`` as a new operation with a ``@grad_rule`` written with tracked values (so it has a derivative of any
+    order): the custom rule that forward mode, ``jacfwd`` and ``hvp`` go through."""
+
+    @tl.primitive
+    def cube(x):
+        return x**3
+
+    @tl.grad_rule(cube)
+    def _(x):
+        return cube(tl.data(x)), lambda g: (3 * x**2 * g,)
+
+    return cube
+
+
 def tangents(args, seed=0):
     rng = np.random.default_rng(seed)
     out = []
@@ -170,14 +185,7 @@ def test_jvp_through_a_parameter_that_f_closes_over():
 
 
 def test_jvp_through_a_custom_rule():
-    @tl.primitive
-    def cube(x):
-        return x**3
-
-    @tl.grad_rule(cube)
-    def _(x):
-        return cube(tl.data(x)), lambda g: (3 * x**2 * g,)
-
+    cube = cube_with_its_rule()
     x, v = np.array([0.5, -2.0]), np.array([1.0, 3.0])
     _, Jv = tl.jvp(lambda x: tl.sin(cube(x)), x, v)
     np.testing.assert_allclose(Jv, np.cos(x**3) * 3 * x**2 * v, rtol=1e-12)
@@ -359,14 +367,7 @@ def test_jacfwd_of_tall_wide_and_square_jacobians_matches_jacobian_and_differenc
 
 @pytest.mark.parametrize("m, n", [(6, 2), (2, 6)], ids=["tall", "wide"])
 def test_jacfwd_through_a_custom_rule_and_a_node_without_a_tangent_rule(m, n):
-    @tl.primitive
-    def cube(x):
-        return x**3
-
-    @tl.grad_rule(cube)
-    def _(x):
-        return cube(tl.data(x)), lambda g: (3 * x**2 * g,)
-
+    cube = cube_with_its_rule()
     A = np.random.default_rng(1).standard_normal((m, n))
     x = np.linspace(-0.8, 0.9, n)
     f = lambda x: tl.relu(cube(A @ x)) + tl.logsumexp(x)  # relu and logsumexp: no tangent rule of their own
@@ -480,14 +481,7 @@ def test_hvp_of_a_linear_function_is_zero():
 
 
 def test_hvp_through_a_custom_rule():
-    @tl.primitive
-    def cube(x):
-        return x**3
-
-    @tl.grad_rule(cube)
-    def _(x):
-        return cube(tl.data(x)), lambda g: (3 * x**2 * g,)
-
+    cube = cube_with_its_rule()
     x, v = np.array([0.5, -2.0]), np.array([1.0, 3.0])
     np.testing.assert_allclose(tl.hvp(lambda x: tl.sum(cube(x)), x, v), 6 * x * v, rtol=1e-12)
 

@@ -3,37 +3,27 @@ away in a ``<details>``, in an untrusted JupyterLab (light and dark) and on a st
 
 from __future__ import annotations
 
+import inspect
 import re
 from urllib.parse import unquote
 
 import nbformat
 from labkit import KERNELSPEC, write_notebook
+from models import scoped_mlp
 
 from trackerlab.notebook.drawing import tape_html
 
-SOURCE = """\
-import numpy as np
-import trackerlab as tl
-
-rng = np.random.default_rng(0)
-x = rng.normal(size=(64, 784))
-W1, b1 = tl.param(rng.normal(size=(784, 256)) / 28), tl.param(np.zeros(256))
-W2, b2 = tl.param(rng.normal(size=(256, 10)) / 16), tl.param(np.zeros(10))
-
-
-@tl.scope("layer 1")
-def layer1(x):
-    return tl.tanh(x @ W1 + b1)
-
-
-@tl.scope("layer 2")
-def layer2(h):
-    return h @ W2 + b2
-
-
-loss = tl.mean(layer2(layer1(x)) ** 2)
-tl.plot_tape(loss, labels={W1: "W1", b1: "b1", W2: "W2", b2: "b2", loss: "loss"})
-"""
+# The notebook cell: the model's function, then its drawing
+SOURCE = "\n".join(
+    [
+        "import numpy as np",
+        "import trackerlab as tl",
+        "",
+        inspect.getsource(scoped_mlp),
+        "loss, labels = scoped_mlp()",
+        "tl.plot_tape(loss, labels=labels)",
+    ]
+)
 
 # Each picture in the output: its drawn size, its size as made (the width and height it states), whether shown
 PICTURES = """(root) => [...document.querySelectorAll(root + ' img.tl-picture')].map(i => ({
@@ -42,10 +32,8 @@ PICTURES = """(root) => [...document.querySelectorAll(root + ' img.tl-picture')]
 
 
 def folded_mlp_output() -> tuple[str, str]:
-    namespace: dict = {}
-    exec(SOURCE.rsplit("tl.plot_tape", 1)[0], namespace)  # the model; the drawing is made here, as HTML
-    loss, W1, b1, W2, b2 = (namespace[n] for n in ("loss", "W1", "b1", "W2", "b2"))
-    return tape_html(loss, labels={W1: "W1", b1: "b1", W2: "W2", b2: "b2", loss: "loss"})
+    loss, labels = scoped_mlp()  # the cell's model; its drawing is made here, as HTML
+    return tape_html(loss, labels=labels)
 
 
 def notebook_with_its_output():

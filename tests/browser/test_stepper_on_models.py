@@ -4,6 +4,7 @@ scrolling, every text reads at 11 px or more, and the text panel keeps its width
 
 from __future__ import annotations
 
+import inspect
 import re
 from urllib.parse import unquote
 
@@ -132,21 +133,17 @@ def test_the_current_node_and_the_controls_stay_in_the_window(browser, screensho
 # ----------------------------------------------------------------------------------------------------
 # The live widget in JupyterLab
 
-MODELS = """import numpy as np
-import trackerlab as tl
-rng = np.random.default_rng(0)
-W1, b1 = tl.param(rng.normal(size=(256, 784)) * 0.05), tl.param(np.zeros(256))
-W2, b2 = tl.param(rng.normal(size=(10, 256)) * 0.05), tl.param(np.zeros(10))
-x, t = rng.normal(size=(784, 64)), np.eye(10)[:, rng.integers(0, 10, 64)]
-with tl.scope("layer 1"):
-    h = tl.tanh(W1 @ x + b1[:, None])
-with tl.scope("layer 2"):
-    out = W2 @ h + b2[:, None]
-loss = -tl.sum(t * tl.log_softmax(out, axis=0)) / 64
-c = tl.param(0.3)
-y = c
-for _ in range(1000):
-    y = tl.sin(y) * 1.01"""
+# The notebook runs the same two models as the tests above: their functions' source, then their calls.
+MODELS = "\n".join(
+    [
+        "import numpy as np",
+        "import trackerlab as tl",
+        inspect.getsource(mlp),
+        inspect.getsource(chain),
+        "loss, mlp_labels = mlp()",
+        "y, chain_labels = chain()",
+    ]
+)
 
 
 def lab_notebook():
@@ -159,8 +156,8 @@ def lab_notebook():
         nbformat.v4.new_code_cell(source)
         for source in (
             MODELS,
-            'tl.BackpropStepper(loss, labels={W1: "W1", b1: "b1", W2: "W2", b2: "b2"})',
-            'tl.BackpropStepper(y, labels={c: "x"})',
+            "tl.BackpropStepper(loss, labels=mlp_labels)",
+            "tl.BackpropStepper(y, labels=chain_labels)",
         )
     ]
     return nb

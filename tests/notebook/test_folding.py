@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from markup import pictures, unstyled
+from models import scoped_mlp
 from test_drawing import SVG, geometry
 
 import trackerlab as tl
@@ -56,32 +57,6 @@ def box_texts(svg: str) -> dict:
     }
 
 
-def mlp(batch: int = 64, sizes=(784, 256, 10), scoped: str = "functions"):
-    """A 784-256-10 MLP at batch 64, its layers written as two functions (or two ``with tl.scope`` blocks)."""
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(batch, sizes[0]))
-    W1, b1 = tl.param(rng.normal(size=sizes[:2]) / 28), tl.param(np.zeros(sizes[1]))
-    W2, b2 = tl.param(rng.normal(size=sizes[1:]) / 16), tl.param(np.zeros(sizes[2]))
-
-    @tl.scope("layer 1")
-    def layer1(x):
-        return tl.tanh(x @ W1 + b1)
-
-    @tl.scope("layer 2")
-    def layer2(h):
-        return h @ W2 + b2
-
-    if scoped == "functions":
-        out = layer2(layer1(x))
-    else:
-        with tl.scope("layer 1"):
-            h = tl.tanh(x @ W1 + b1)
-        with tl.scope("layer 2"):
-            out = h @ W2 + b2
-    loss = tl.mean(out**2)
-    return loss, {W1: "W1", b1: "b1", W2: "W2", b2: "b2", loss: "loss"}
-
-
 # ----------------------------------------------------------------------------------------------------
 # The blocks of a tape (presentation.blocks)
 
@@ -123,7 +98,7 @@ def test_a_block_holding_only_one_block_reads_as_one_and_a_block_of_one_operatio
 
 @pytest.mark.parametrize("scoped", ["functions", "with"])
 def test_an_mlp_reads_as_its_layers_first_and_each_layer_opens_below_with_its_operations(scoped):
-    loss, labels = mlp(scoped=scoped)
+    loss, labels = scoped_mlp(scoped=scoped)
     key = keys(loss)
     layer_nodes = {k for node, k in key.items() if tl.scopes(node)}
     assert len(layer_nodes) == 5  # matmul, add, tanh; matmul, add
@@ -216,7 +191,7 @@ def test_a_block_used_twice_by_a_value_outside_gives_one_edge_per_use():
 
 
 def test_fold_false_draws_every_operation_as_a_tape_without_blocks_does():
-    loss, labels = mlp(batch=4, sizes=(5, 3, 2))
+    loss, labels = scoped_mlp(batch=4, sizes=(5, 3, 2))
     folded_off = tl.tape_svg(loss, labels=labels, fold=False)
     assert not any(k.startswith("b") for k in titles(folded_off))
     drawn = titles(folded_off)
@@ -233,7 +208,7 @@ def test_a_tape_without_blocks_is_drawn_as_before():
 
 
 def test_the_figure_shows_the_blocks_below_it_in_html():
-    loss, labels = mlp(batch=4, sizes=(5, 3, 2))
+    loss, labels = scoped_mlp(batch=4, sizes=(5, 3, 2))
     figure = tl.plot_tape(loss, labels=labels)
     bundle = figure._repr_mimebundle_()
     assert bundle["text/html"].count("<details") == 2
@@ -267,7 +242,7 @@ def test_a_folded_block_takes_the_state_of_its_operations_and_a_wrong_one_marks_
     ],
 )
 def test_a_bad_fold_option_is_a_clear_error_naming_it(fold, error, words):
-    loss, _ = mlp(batch=4, sizes=(5, 3, 2))
+    loss, _ = scoped_mlp(batch=4, sizes=(5, 3, 2))
     with pytest.raises(error, match=words):
         tl.plot_tape(loss, fold=fold)
 
@@ -301,7 +276,7 @@ def keys_in(html: str) -> set:
 
 
 def test_the_reprs_tape_groups_by_block_each_a_details_closed_at_first():
-    loss, labels = mlp()
+    loss, labels = scoped_mlp()
     key = keys(loss)
     html = html_repr(loss, labels=labels)
     tag2, layer2 = block_details(html, "layer 2")
@@ -396,7 +371,7 @@ def _frame_keys(html: str) -> set:
 def test_the_steppers_first_frame_shows_the_layers_folded_and_a_step_inside_a_layer_opens_that_layer_only():
     from trackerlab.notebook.stepper.frame_html import frame_html
 
-    loss, labels = mlp(batch=8, sizes=(12, 6, 3))
+    loss, labels = scoped_mlp(batch=8, sizes=(12, 6, 3))
     key = keys(loss)
     stepper = tl.BackpropStepper(loss, labels=labels, static_frames=0)
     frames = stepper._frames

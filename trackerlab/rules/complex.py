@@ -9,6 +9,7 @@ gradient is real. ``_complex`` (a real value as a complex one) is the bridge: it
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..backends.arrays import namespace
 from ..ops.registry import defop, register_rules
@@ -34,7 +35,7 @@ def _imag(x):
     return namespace(x).zeros_like(x)
 
 
-def _conj(x):
+def _conj(x: Any) -> Any:
     return namespace(x).conj(x) if is_complex(x) else _copy_of(x)
 
 

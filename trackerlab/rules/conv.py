@@ -20,6 +20,7 @@ operations as ``(before, after)`` pairs, one per spatial axis, where a negative 
 from __future__ import annotations
 
 import itertools
+from typing import Any, Literal
 
 from ..backends.arrays import NDARRAY, namespace
 from ..core.tracked import data
@@ -348,7 +349,15 @@ def _check_fits(name: str, spatial, kernel, padding, dilation) -> None:
 
 
 @wrapper("conv")
-def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv(
+    x: Any,
+    w: Any,
+    bias: Any = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] | Literal["valid", "same"] = 0,
+    dilation: int | tuple[int, ...] = 1,
+    groups: int = 1,
+) -> Any:
     """PyTorch's ``conv1d``/``conv2d``/``conv3d`` (Flux's ``conv``): the cross-correlation of ``x`` of shape
     ``(N, C, *spatial)`` (or ``(C, *spatial)``) with the weight ``(out, C/groups, *kernel)``, plus ``bias``
     (``(out,)``). ``stride``, ``dilation`` and ``padding`` are integers or one per spatial axis; ``padding``
@@ -389,7 +398,16 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 @wrapper("conv_transpose")
-def conv_transpose(x, w, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose(
+    x: Any,
+    w: Any,
+    bias: Any = None,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] = 0,
+    output_padding: int | tuple[int, ...] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, ...] = 1,
+) -> Any:
     """PyTorch's ``conv_transpose1d``/``2d``/``3d`` (Flux's ``ConvTranspose``, NNlib's ``∇conv_data``): the adjoint
     of ``conv`` in its input, for ``x`` of shape ``(N, C, *spatial)`` (or ``(C, *spatial)``) and the weight
     ``(C, out/groups, *kernel)``, plus ``bias`` (``(out,)``). The result is ``(n − 1)·stride − 2·padding +
@@ -462,7 +480,12 @@ def _pool_settings(name: str, x, kernel, stride, padding) -> dict:
 
 
 @wrapper("maxpool")
-def maxpool(x, kernel, stride=None, padding=0):
+def maxpool(
+    x: Any,
+    kernel: int | tuple[int, ...],
+    stride: int | tuple[int, ...] | None = None,
+    padding: int | tuple[int, ...] = 0,
+) -> Any:
     """The largest value of each window (PyTorch's ``max_pool1d/2d/3d``, Flux's ``maxpool``): windows of
     ``kernel`` moved by ``stride`` (the kernel by default) over the spatial axes, the input padded by
     ``padding`` (at most half the kernel) with ``-inf``. The gradient goes to the first maximum of each window
@@ -476,7 +499,12 @@ def maxpool(x, kernel, stride=None, padding=0):
 
 
 @wrapper("meanpool")
-def meanpool(x, kernel, stride=None, padding=0):
+def meanpool(
+    x: Any,
+    kernel: int | tuple[int, ...],
+    stride: int | tuple[int, ...] | None = None,
+    padding: int | tuple[int, ...] = 0,
+) -> Any:
     """The mean of each window (PyTorch's ``avg_pool1d/2d/3d``, Flux's ``meanpool``): windows of ``kernel``
     moved by ``stride`` (the kernel by default); the zeros of ``padding`` count in the mean, as in PyTorch's
     default (``count_include_pad=True``).
@@ -489,7 +517,7 @@ def meanpool(x, kernel, stride=None, padding=0):
 
 
 @composite("conv")
-def dropout(x, p=0.5, *, rng=None, training=True):
+def dropout(x: Any, p: float = 0.5, *, rng: Any = None, training: bool = True) -> Any:
     """Each element of ``x`` set to zero with probability ``p`` and the others scaled by ``1 / (1 − p)``, so
     that the expected value is unchanged (Flux's and PyTorch's ``dropout``). ``rng`` is a NumPy ``Generator``
     (or a seed) for reproducible masks; ``training=False`` or ``p == 0`` returns ``x`` itself.

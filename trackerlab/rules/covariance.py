@@ -7,6 +7,7 @@ and ``aweights`` (importances) weigh the observations, tracked weights included.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from ..core.precision import dtype_kind
 from ..core.tracked import data
@@ -50,7 +51,17 @@ def _weights(name: str, kind: str, w, n: int):
 
 
 @composite("covariance")
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+def cov(
+    m: Any,
+    y: Any = None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights: Any = None,
+    aweights: Any = None,
+    *,
+    dtype: Any = None,
+) -> Any:
     """``numpy.cov``: the covariance matrix of the variables in the rows of ``m`` (and ``y``), a number for one
     variable. NumPy computes it in at least double precision, and so does this."""
     if ddof is not None and ddof != int(ddof):
@@ -117,7 +128,7 @@ def _plain_number(value) -> float:
 
 
 @composite("covariance")
-def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
     """``numpy.corrcoef``: the correlation coefficients, ``cov`` divided by the product of the standard deviations,
     clipped to [-1, 1] as NumPy does (real and imaginary parts)."""
     c = cov(x, y, rowvar, dtype=dtype)

@@ -4,6 +4,8 @@ of elementwise and shape operations, so their gradients are theirs)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from ..backends.arrays import namespace
 from ..core.tracked import data, istracked
@@ -15,7 +17,17 @@ from .shape import broadcast_to, copy, expand_dims, moveaxis
 
 
 @composite("creation")
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+    *,
+    device: Any = None,
+) -> Any:
     """``numpy.linspace``: ``num`` evenly spaced values from ``start`` to ``stop``; either may be tracked
     and may be an array (the samples then lie along ``axis``). ``retstep=True`` also returns the step.
 
@@ -51,7 +63,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 @composite("creation")
-def full(shape, fill_value, dtype=None):
+def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
     """NumPy's ``full``: an array of ``shape`` filled with ``fill_value``, which may be tracked (a number, or an
     array that broadcasts to ``shape``); its gradient is the sum of the array's sensitivities over the copies.
     (``np.full(shape, v)`` cannot record itself: NumPy reads ``v`` as a plain array first.)

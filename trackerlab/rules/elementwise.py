@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 
 from ..backends.arrays import NDARRAY, namespace
 from ..core.tracked import data
@@ -379,7 +380,7 @@ def _dtype(x):
 
 
 @wrapper("astype")
-def astype(x, dtype, copy=True):
+def astype(x: Any, dtype: Any, copy: bool = True) -> Any:
     """``x`` cast to ``dtype``, as ``numpy.astype``. A cast to an integer or bool dtype carries no gradient
     (its derivative is 0, as in PyTorch and JAX), so its result is a plain array; floating casts are recorded.
 

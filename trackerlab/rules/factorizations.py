@@ -23,6 +23,7 @@ matrices to first order; the vectors' rules refuse them by name when a sensitivi
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any, Literal
 
 from ..core.tracked import data, istracked
 from ..ops.registry import defop, register_rules
@@ -137,7 +138,7 @@ def _refuse_hermitian(name: str, x, hermitian) -> None:
 
 
 @wrapper("svd")
-def svd(x, full_matrices=True, compute_uv=True, hermitian=False):
+def svd(x: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> SVDResult | Any:
     """``numpy.linalg.svd``: ``(U, S, Vh)`` with ``x = U @ diag(S) @ Vh``, or ``S`` alone (``compute_uv=False``).
 
     The gradient through U and Vh exists where the singular values are distinct (and, for a non-square
@@ -163,7 +164,7 @@ def svd(x, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 @wrapper("eigh")
-def eigh(x, UPLO="L"):
+def eigh(x: Any, UPLO: Literal["L", "U", "l", "u"] = "L") -> EighResult:
     """``numpy.linalg.eigh``: ``(eigenvalues, eigenvectors)`` of a symmetric matrix, eigenvalues ascending.
 
     Like NumPy, it reads one triangle of ``x`` (the lower one by default): the gradient is that of the
@@ -180,7 +181,7 @@ def eigh(x, UPLO="L"):
 
 
 @wrapper("eig")
-def eig(x):
+def eig(x: Any) -> EigResult:
     """``numpy.linalg.eig``: ``(eigenvalues, eigenvectors)`` of a square real matrix; complex where the
     eigenvalues are, as NumPy gives them, each eigenvector of unit length.
 

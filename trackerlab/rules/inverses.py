@@ -9,6 +9,7 @@ gradient of ``det`` and ``slogdet`` at a singular matrix comes from its cofactor
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any
 
 from ..backends.arrays import is_lazy
 from ..core.tracked import data, istracked
@@ -77,7 +78,7 @@ SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")  # NumPy's fields:
 
 
 @wrapper("slogdet")
-def slogdet(x):
+def slogdet(x: Any) -> SlogdetResult:
     """``(sign, logabsdet)`` of the determinant, as ``numpy.linalg.slogdet``; ``logabsdet`` is tracked, and so is
     the sign of a complex matrix (a real one's is ±1, with slope 0).
 
@@ -101,7 +102,7 @@ def slogdet(x):
 
 
 @composite("inverses")
-def matrix_power(x, n: int):
+def matrix_power(x: Any, n: int) -> Any:
     """``x`` multiplied by itself ``n`` times (``n < 0``: of its inverse), by repeated squaring."""
     if not integer(n) or len(shape(x)) < 2 or shape(x)[-1] != shape(x)[-2]:  # NumPy's refusal (_registry.composite)
         raise ValueError(f"x of shape {shape(x)}, exponent {n!r}")

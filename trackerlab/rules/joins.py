@@ -8,6 +8,9 @@ wrapper, as NumPy spells it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Literal
+
 from ..core.tracked import data
 from ..ops.registry import as_operand, defop, register_rules
 from ._util import Each, array, composite, is_complex, ns, real_for, size, wrapper
@@ -32,7 +35,14 @@ _stack_op = defop("stack", _stack, family="joins", doc="Join arrays along a new 
 
 
 @wrapper("concatenate")
-def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
+def concatenate(
+    arrays: Sequence[Any],
+    axis: int | None = 0,
+    out: None = None,
+    *,
+    dtype: Any = None,
+    casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] | None = None,
+) -> Any:
     """Join a sequence of arrays along ``axis`` (``None``: flattened first), as ``numpy.concatenate``.
 
     >>> import trackerlab as tl
@@ -45,21 +55,38 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
 
 
 @wrapper("stack")
-def stack(arrays, axis=0, out=None, *, dtype=None, casting=None):
+def stack(
+    arrays: Sequence[Any],
+    axis: int = 0,
+    out: None = None,
+    *,
+    dtype: Any = None,
+    casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] | None = None,
+) -> Any:
     """Join a sequence of arrays of one shape along a new ``axis``, as ``numpy.stack``."""
     _no_out("stack", out)
     return _cast("stack", _stack_op(*arrays, axis=axis), arrays, dtype, casting)
 
 
 @composite("joins")
-def hstack(arrays, *, dtype=None, casting="same_kind"):
+def hstack(
+    arrays: Sequence[Any],
+    *,
+    dtype: Any = None,
+    casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "same_kind",
+) -> Any:
     """``numpy.hstack``: concatenate along the second axis (the first for 1-D arrays)."""
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1, dtype=dtype, casting=casting)
 
 
 @composite("joins")
-def vstack(arrays, *, dtype=None, casting="same_kind"):
+def vstack(
+    arrays: Sequence[Any],
+    *,
+    dtype: Any = None,
+    casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "same_kind",
+) -> Any:
     """``numpy.vstack``: concatenate along the first axis, 1-D arrays becoming rows."""
     arrays = list(arrays)
     if _vectors_of_one_length(arrays):  # the rows of one stack: one recorded call, not a reshape per row
@@ -174,7 +201,7 @@ def _cast(name: str, out, arrays, dtype, casting):
 
 
 @composite("joins")
-def column_stack(arrays):
+def column_stack(arrays: Sequence[Any]) -> Any:
     """``numpy.column_stack``: 1-D arrays become columns, 2-D arrays stay as they are, side by side."""
     arrays = [as_operand(a, "column_stack") for a in arrays]
     if _vectors_of_one_length(arrays):  # the columns of one stack: one recorded call, not a reshape per column
@@ -187,7 +214,7 @@ def column_stack(arrays):
 
 
 @composite("joins")
-def append(x, values, axis=None):
+def append(x: Any, values: Any, axis: int | None = None) -> Any:
     """``numpy.append``: ``values`` after ``x`` along ``axis`` (both flattened when ``axis`` is None)."""
     if axis is None:
         return concatenate([ravel(x), ravel(values)], axis=0)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import operator
 import string
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 from ..backends.arrays import NDARRAY
 from ..core.tracked import data, istracked
@@ -148,7 +150,7 @@ _einsum_op = defop("einsum", _einsum, family="linalg", doc="Einstein summation o
 
 
 @wrapper("einsum")
-def einsum(*operands, out=None, dtype=None, optimize=False, **options):
+def einsum(*operands: Any, out: None = None, dtype: None = None, optimize: bool | str = False, **options: Any) -> Any:
     """``numpy.einsum``: ``einsum("ij,jk->ik", a, b)``, or the interleaved form ``einsum(a, [0, 1], b, [1, 2])``.
 
     >>> import trackerlab as tl
@@ -388,7 +390,7 @@ register_rules("linalg", RULES)
 
 
 @composite("linalg")
-def kron(x, y):
+def kron(x: Any, y: Any) -> Any:
     """``numpy.kron``: the Kronecker product, block ``(i, j)`` being ``x[i, j] * y`` (any ranks; the
     shorter shape is padded with leading ones).
 
@@ -408,7 +410,7 @@ def kron(x, y):
 
 
 @composite("linalg")
-def multi_dot(arrays):
+def multi_dot(arrays: Sequence[Any]) -> Any:
     """The product of a sequence of matrices, left to right."""
     result = arrays[0]
     for a in arrays[1:]:

@@ -10,6 +10,7 @@ differentiated again. Inverses, determinants and solves are in ``inverses.py``, 
 from __future__ import annotations
 
 import math
+from typing import Any, Literal
 
 from ..core.tracked import data, istracked
 from ..ops.registry import defop, register_rules
@@ -183,7 +184,12 @@ def triangle_adjoint(s, upper: bool):
 
 
 @wrapper("norm")
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's argument names)
+def norm(
+    x: Any,
+    ord: float | Literal["fro", "nuc"] | None = None,  # noqa: A002  (NumPy's argument names)
+    axis: int | tuple[int, int] | None = None,
+    keepdims: bool = False,
+) -> Any:
     """``numpy.linalg.norm``: vector p-norms and the Frobenius, 1, -1, inf and -inf matrix norms.
 
     The matrix 2-norm (the largest singular value), -2 (the smallest) and nuclear norm (their sum)

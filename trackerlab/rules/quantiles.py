@@ -7,6 +7,8 @@ Among tied values, the one ``sort`` puts in a place receives that place's sensit
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from ..core.tracked import data
 from ._util import array, axes_of, composite, ns, shape, size
 from .elementwise import astype
@@ -20,17 +22,17 @@ _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 @composite("quantiles")
 def quantile(
-    x,
-    q,
-    axis=None,
-    out=None,
-    overwrite_input=False,
-    method="linear",
-    keepdims=False,
+    x: Any,
+    q: Any,
+    axis: int | tuple[int, ...] | None = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: Literal["linear", "lower", "higher", "nearest", "midpoint"] = "linear",
+    keepdims: bool = False,
     *,
-    weights=None,
-    interpolation=None,
-):
+    weights: None = None,
+    interpolation: None = None,
+) -> Any:
     """``numpy.quantile``: the ``q``-th quantiles of ``x`` along ``axis``, differentiated through ``sort``: each
     quantile takes the sorted values it is read from (for ``method='linear'``, the two it interpolates between,
     weighted as it weighs them), so among tied values the one ``sort`` puts in that place receives the
@@ -109,17 +111,17 @@ def _result_dtype(xp, plain, q, midpoint: bool = False):
 
 @composite("quantiles")
 def percentile(
-    x,
-    q,
-    axis=None,
-    out=None,
-    overwrite_input=False,
-    method="linear",
-    keepdims=False,
+    x: Any,
+    q: Any,
+    axis: int | tuple[int, ...] | None = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: Literal["linear", "lower", "higher", "nearest", "midpoint"] = "linear",
+    keepdims: bool = False,
     *,
-    weights=None,
-    interpolation=None,
-):
+    weights: None = None,
+    interpolation: None = None,
+) -> Any:
     """``numpy.percentile``: ``quantile`` of ``q / 100``."""
     if getattr(q, "tracker", None) is not None:
         raise TypeError("percentile: q is tracked; the percentile is a setting: pass tl.data(q)")
@@ -138,6 +140,12 @@ def percentile(
 
 
 @composite("quantiles")
-def median(x, axis=None, out=None, overwrite_input=False, keepdims=False):
+def median(
+    x: Any,
+    axis: int | tuple[int, ...] | None = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Any:
     """``numpy.median``: the 0.5 quantile (the mean of the two middle values of an even count)."""
     return quantile(x, 0.5, axis, out, overwrite_input, "linear", keepdims)

@@ -8,6 +8,7 @@ dividing by the arguments, so zeros are handled to any order (Tracker.jl issue #
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..backends.arrays import NDARRAY, REAL_SCALARS, is_lazy, namespace
 from ..core.tracked import data
@@ -144,7 +145,7 @@ def _moment_about(name: str, op):
     be tracked), their formula about that mean, Σ|x − mean|² / (n − ddof) (and its square root), whose gradient
     reaches ``mean`` too."""
 
-    def public(x, *args, mean=None, **kwargs):
+    def public(x: Any, *args: Any, mean: Any = None, **kwargs: Any) -> Any:
         if mean is None:
             return op(x, *args, **kwargs)
         return _about(name, x, mean, *args, **kwargs)
@@ -321,7 +322,7 @@ register_rules("reductions", RULES)
 
 
 @composite("reductions")
-def cumprod(x, axis=None, dtype=None, out=None):
+def cumprod(x: Any, axis: int | None = None, dtype: None = None, out: None = None) -> Any:
     """``numpy.cumprod``: the running products along ``axis`` (of the flattened array for ``None``), as
     exclusive running products times ``x``, without dividing: zeros are exact, to any order."""
     _unsupported("cumprod", dtype=dtype, out=out)
@@ -333,14 +334,21 @@ def cumprod(x, axis=None, dtype=None, out=None):
 
 
 @composite("reductions")
-def ptp(x, axis=None, out=None, keepdims=False):
+def ptp(x: Any, axis: int | tuple[int, ...] | None = None, out: None = None, keepdims: bool = False) -> Any:
     """``numpy.ptp``: the range, ``max − min``, along ``axis``."""
     _unsupported("ptp", out=out)
     return max(x, axis=axis, keepdims=keepdims) - min(x, axis=axis, keepdims=keepdims)
 
 
 @composite("reductions")
-def average(x, axis=None, weights=None, returned=False, *, keepdims=False):
+def average(
+    x: Any,
+    axis: int | tuple[int, ...] | None = None,
+    weights: Any = None,
+    returned: bool = False,
+    *,
+    keepdims: bool = False,
+) -> Any:
     """``numpy.average``: the mean of ``x`` along ``axis`` weighted by ``weights`` (which may be tracked); with
     ``returned``, also the sum of the weights."""
     if weights is None:

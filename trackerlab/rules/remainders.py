@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 
 from ..backends.arrays import namespace
 from ..core.tracked import data
@@ -19,7 +20,7 @@ def _remainder_of(name: str, rounding: str, scalar):
     """The forward of a remainder: ``scalar`` on two Python floats, the namespace's ``name`` on arrays, or
     x − ``rounding``(x / y) · y where the backend lacks it (as array-API libraries do)."""
 
-    def impl(x, y):
+    def impl(x: Any, y: Any) -> Any:
         refuse_complex(name, x, y, why="it rounds a quotient, which complex numbers do not allow")
         if type(x) is float and type(y) is float and y != 0.0:
             return scalar(x, y)
@@ -73,7 +74,7 @@ mod = wrapper("mod")(remainder)  # NumPy's other name for the same operation
 
 
 @composite("remainders")
-def divmod(x, y):
+def divmod(x: Any, y: Any) -> tuple[Any, Any]:
     """``(floor(x / y), x % y)``, as Python's ``divmod`` and ``numpy.divmod``: the quotient is a plain
     integer-valued array (it has no gradient), the remainder is ``remainder(x, y)``.
 

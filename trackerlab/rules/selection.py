@@ -6,6 +6,8 @@ exactly 0 to the others (even where that is inf or NaN); ties share it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from ..backends.arrays import namespace
 from ..core.tracked import data
@@ -159,7 +161,7 @@ register_rules("selection", RULES)
 
 
 @composite("selection")
-def select(condlist, choicelist, default=0):
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
     """``numpy.select``: where the first true condition of ``condlist`` picks its entry of ``choicelist``,
     ``default`` elsewhere. Conditions are plain booleans; choices may be tracked.
 
@@ -185,7 +187,7 @@ def select(condlist, choicelist, default=0):
 
 
 @composite("selection")
-def interp(x, xp, fp, left=None, right=None, period=None):
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: None = None) -> Any:
     """``numpy.interp``: the piecewise-linear interpolant through the points ``(xp, fp)``, at ``x``; ``x``,
     ``fp``, ``left`` and ``right`` may be tracked (``xp``, the knots, are constants). Between knots the slope
     in ``x`` is that of the segment; at a knot, that of the segment to its right (the last knot: to its left);

@@ -6,6 +6,9 @@ them; joins of several arrays are the family ``joins`` (``joins.py``), splits in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from ..core.tracked import data
 from ..ops.registry import as_operand, defop, register_rules
 from ._util import Later, array, axes_of, composite, integer, lift, ns, size, unbroadcast
@@ -169,32 +172,32 @@ copy = defop("copy", _copy, arity=1, family="shape")
 
 
 @composite("shape")
-def atleast_1d(x):
+def atleast_1d(x: Any) -> Any:
     """``x`` with at least one axis."""
     return x if len(shape_of(x)) >= 1 else reshape(x, (1,))
 
 
 @composite("shape")
-def atleast_2d(x):
+def atleast_2d(x: Any) -> Any:
     """``x`` with at least two axes (a 1-D array becomes one row)."""
     n = len(shape_of(x))
     return x if n >= 2 else reshape(x, (1,) * (2 - n) + shape_of(x))
 
 
 @composite("shape")
-def fliplr(x):
+def fliplr(x: Any) -> Any:
     """Reverse the columns (axis 1)."""
     return flip(x, 1)
 
 
 @composite("shape")
-def flipud(x):
+def flipud(x: Any) -> Any:
     """Reverse the rows (axis 0)."""
     return flip(x, 0)
 
 
 @composite("shape")
-def matrix_transpose(x):
+def matrix_transpose(x: Any) -> Any:
     """Swap the last two axes."""
     if len(shape_of(x)) < 2:
         raise ValueError(f"matrix_transpose: input must be at least 2-dimensional, but it is {len(shape_of(x))}")
@@ -202,7 +205,7 @@ def matrix_transpose(x):
 
 
 @composite("shape")
-def diff(x, n=1, axis=-1, prepend=None, append=None):
+def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """``numpy.diff``: the ``n``-th differences along ``axis``, of ``x`` with ``prepend`` and ``append`` joined
     to it along ``axis`` first (a number stands for a slice of that value)."""
     if not integer(n) or n < 0:
@@ -301,7 +304,7 @@ register_rules("shape", RULES)
 
 
 @composite("shape")
-def atleast_3d(*arrays):
+def atleast_3d(*arrays: Any) -> Any:
     """``x`` with at least three axes: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``;
     several arrays give a tuple, as ``numpy.atleast_3d``."""
     out = []
@@ -318,7 +321,7 @@ def atleast_3d(*arrays):
 
 
 @composite("shape")
-def rot90(x, k=1, axes=(0, 1)):
+def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Any:
     """``numpy.rot90``: rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
     towards the second."""
     ndim = len(shape_of(x))
@@ -340,7 +343,7 @@ def rot90(x, k=1, axes=(0, 1)):
 
 
 @composite("shape")
-def rollaxis(x, axis, start=0):
+def rollaxis(x: Any, axis: int, start: int = 0) -> Any:
     """``numpy.rollaxis``: move ``axis`` to lie before position ``start`` (prefer ``moveaxis``)."""
     ndim = len(shape_of(x))
     if not -ndim <= axis < ndim:

@@ -11,6 +11,8 @@ convolution with ``v`` reversed, and the same for ``v``. The rule is written wit
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from ..ops.registry import as_operand, defop, register_rules
 from ._util import composite, ns, real_for, wrapper
 from ._util import shape as shape_of
@@ -67,13 +69,13 @@ _convolve_op = defop(
 
 
 @wrapper("convolve")
-def convolve(a, v, mode="full"):
+def convolve(a: Any, v: Any, mode: Literal["full", "same", "valid"] = "full") -> Any:
     """``numpy.convolve``: a number stands for a sequence of length 1."""
     return _convolve_op(*_sequences(a, v), mode=mode)
 
 
 @composite("signal")
-def correlate(a, v, mode="valid"):
+def correlate(a: Any, v: Any, mode: Literal["full", "same", "valid"] = "valid") -> Any:
     """``numpy.correlate``: ``out[k] = Σ a[n + k] conj(v[n])``, the convolution of ``a`` with ``v`` reversed and
     conjugated, in NumPy's modes (its default is ``valid``)."""
     a, v = _sequences(a, v)

@@ -11,6 +11,7 @@ ufuncs reach these on tracked values through ``__array_ufunc__`` (see ``numpy_pr
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..backends.arrays import special_functions
 from ..core.tracked import _TrackedValue, data
@@ -77,7 +78,7 @@ del u
 
 
 @wrapper("polygamma")
-def polygamma(n, x):
+def polygamma(n: Any, x: Any) -> Any:
     """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function ψ, as ``scipy.special.polygamma(n, x)``: the order
     ``n`` is a non-negative integer (or an array of them), differentiable in ``x``.
 
@@ -91,7 +92,7 @@ def polygamma(n, x):
 
 
 @composite("special")
-def logabsgamma(x):
+def logabsgamma(x: Any) -> tuple[Any, Any]:
     """``(log |Γ(x)|, sign of Γ(x))``, as Julia's ``logabsgamma``: the first tracked (``gammaln(x)``), the sign
     plain (an int for a number, an array of ±1.0 for an array).
 

@@ -6,6 +6,8 @@ axis, whose sensitivity is padded back to the whole), and the splits composed of
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import Any
 
 from ..ops.registry import defop, register_rules
 from ._util import composite, integer, wrapper
@@ -21,13 +23,13 @@ _split_op = defop("split", _split, arity=1, family="splits", doc="One piece of a
 
 
 @wrapper("split")
-def split(x, indices_or_sections, axis=0):
+def split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
     """Split ``x`` into a list of pieces along ``axis``, as ``numpy.split`` (each piece a ``split`` call)."""
     return _pieces(x, indices_or_sections, axis, exact=True)
 
 
 @composite("splits")
-def array_split(x, indices_or_sections, axis=0):
+def array_split(x: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
     """``numpy.array_split``: like ``split``, but the sections need not divide the axis evenly."""
     return _pieces(x, indices_or_sections, axis, exact=False)
 
@@ -66,18 +68,18 @@ def _split_along(name: str, x, indices_or_sections, axis: int, least: int):
 
 
 @composite("splits")
-def hsplit(x, indices_or_sections):
+def hsplit(x: Any, indices_or_sections: int | Sequence[int]) -> list[Any]:
     """``numpy.hsplit``: split along the second axis (the first for 1-D arrays)."""
     return _split_along("hsplit", x, indices_or_sections, 1 if len(shape_of(x)) > 1 else 0, 1)
 
 
 @composite("splits")
-def vsplit(x, indices_or_sections):
+def vsplit(x: Any, indices_or_sections: int | Sequence[int]) -> list[Any]:
     """``numpy.vsplit``: split along the first axis of an array of 2 or more dimensions."""
     return _split_along("vsplit", x, indices_or_sections, 0, 2)
 
 
 @composite("splits")
-def dsplit(x, indices_or_sections):
+def dsplit(x: Any, indices_or_sections: int | Sequence[int]) -> list[Any]:
     """``numpy.dsplit``: split along the third axis of an array of 3 or more dimensions."""
     return _split_along("dsplit", x, indices_or_sections, 2, 3)

@@ -9,14 +9,18 @@ import functools
 import math
 import sys
 import warnings
+from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any, Literal
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ...core.tracked import Tracked, istracked
 from ...presentation.numbering import numbering
+from ...tapereport import TapeCheck
 from ..common.fold import Folding, block_text, fold_boxes, folding
 from ..common.i18n import _, ngettext
 from ..common.lazy import is_lazy
@@ -55,22 +59,22 @@ class TapeFigure(Figure):
 
 
 def plot_tape(
-    y,
-    ax=None,
+    y: Any,
+    ax: Axes | None = None,
     *,
-    labels=None,
-    highlight=None,
-    states=None,
-    grads=None,
-    check=None,
+    labels: Mapping[Any, str] | None = None,
+    highlight: Any = None,
+    states: Mapping[Any, Literal["done", "current", "pending", "waiting"]] | None = None,
+    grads: Mapping[Any, Any] | None = None,
+    check: TapeCheck | None = None,
     max_nodes: int = 60,
-    direction: str = "auto",
+    direction: Literal["auto", "right", "down"] = "auto",
     constants: bool = False,
     show_data: bool = True,
-    fold=True,
+    fold: bool | Sequence[str] = True,
     title: str | None = None,
-    format: str | None = None,  # noqa: A002  (as matplotlib names it)
-):
+    format: Literal["svg"] | None = None,  # noqa: A002  (as matplotlib names it)
+) -> Figure | str:
     """Draw the tape of ``y``: one box per value, inputs first, ``y`` last, one arrow per use.
 
     Each box shows the value's name (``labels``, else ``x1``, ``x2``, … for parameters and
@@ -282,7 +286,7 @@ def _block_state(block, states: dict):
     return "waiting" if "waiting" in seen else None
 
 
-def tape_svg(y, **options) -> str:
+def tape_svg(y: Any, **options: Any) -> str:
     """The drawing of ``plot_tape(y, **options)`` as a standalone SVG document that follows the
     viewer's light or dark colour scheme, for static pages and files.
 
