@@ -3,6 +3,9 @@ argument to the call's result, each node named, numbered and written as the othe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from ..presentation.blocks import blocks
 from ..presentation.numbering import names, numbering
 from ..presentation.text import call_text
@@ -12,7 +15,7 @@ from .common.tape import as_node, changed, dtype_text, label_map, tape
 __all__ = ["to_networkx"]
 
 
-def to_networkx(y, labels=None, *, fold=False):
+def to_networkx(y: Any, labels: dict | None = None, *, fold: bool | Sequence[str] = False) -> Any:
     """The tape of ``y`` as a ``networkx.DiGraph``.
 
     Tracked values are keyed ``"n0"``, ``"n1"``, … in the order they were made (inputs first, ``y``
