@@ -546,6 +546,25 @@ linalg = _Linalg(
 )
 
 
+class _StrideTricks:
+    """``lib.stride_tricks``: CuPy's ``sliding_window_view``, which sorts ``axis`` (``_normalize_axis_indices``)
+    before pairing it with ``window_shape``, so ``axis=(3, 1)`` slides ``window_shape[0]`` along axis 1."""
+
+    @staticmethod
+    def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+        window = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+        if axis is not None:
+            axis = tuple(sorted(a % x.ndim for a in (axis if np.iterable(axis) else (axis,))))
+        return ndarray(np.lib.stride_tricks.sliding_window_view(x._a, window, axis=axis))
+
+
+class _Lib:
+    stride_tricks = _StrideTricks()
+
+
+lib = _Lib()
+
+
 class _Special:
     """``special``: what ``cupyx.scipy.special`` offers of SciPy's special functions, by SciPy's names."""
 
