@@ -415,6 +415,27 @@ for _name in (_ARRAY_API + " " + _CUPY_EXTRAS).split():
     setattr(_module, _name, _strict(getattr(np, _name), _name))
 
 
+def _masked(name):
+    """``clip`` and ``sign`` as array-api-compat's wrappers of CuPy's give them: a boolean mask inside
+    (``out[mask] = …``), which asks the device how many elements it selects."""
+    f = _strict(getattr(np, name), name)
+
+    @functools.wraps(f)
+    def run(x, *args, **kwargs):
+        bounds = args + tuple(kwargs.values())
+        if name == "clip" and builtins.any(b is not None for b in bounds):
+            _synchronize("clip: a boolean mask")
+        if name == "sign" and type(x) is ndarray and np.isdtype(x.dtype, "real floating"):
+            _synchronize("sign: a boolean mask")
+        return f(x, *args, **kwargs)
+
+    return run
+
+
+clip = _masked("clip")
+sign = _masked("sign")
+
+
 def _synchronising(name):
     f = _strict(getattr(np, name), name)
 
