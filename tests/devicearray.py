@@ -436,6 +436,13 @@ clip = _masked("clip")
 sign = _masked("sign")
 
 
+def tensordot(a, b, axes=2):
+    """CuPy's ``tensordot``: a 0-d operand only with ``axes`` ``0`` or ``((), ())`` (tuples), else an error."""
+    if (a.ndim == 0 or b.ndim == 0) and axes != 0 and axes != ((), ()):
+        raise ValueError("An input is zero-dim while axes has dimensions")
+    return _wrap(np.tensordot(_unwrap(a), _unwrap(b), axes=axes))
+
+
 def _synchronising(name):
     f = _strict(getattr(np, name), name)
 
