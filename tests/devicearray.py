@@ -570,8 +570,18 @@ class _Linalg:
 
 linalg = _Linalg(
     "cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_transpose norm "
-    "outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm"
+    "outer pinv qr slogdet svd svdvals tensordot trace vecdot vector_norm"
 )
+
+
+def _solve(a, b):
+    """CuPy's ``linalg.solve``: ``b`` of one vector (``(M,)``) or of ``a``'s batch exactly, not broadcast."""
+    if b.ndim > 1 and a.shape[:-1] != b.shape[:-1]:
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for multidimensional b")
+    return _wrap(np.linalg.solve(_unwrap(a), _unwrap(b)))
+
+
+linalg.solve = _solve
 
 
 class _StrideTricks:
