@@ -436,6 +436,22 @@ clip = _masked("clip")
 sign = _masked("sign")
 
 
+def _moment(name):
+    """``var`` and ``std`` as CuPy's: NumPy's arguments but ``mean=`` (NumPy 2), which they do not take."""
+    f = _strict(getattr(np, name), name)
+
+    def run(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        options = {"ddof": ddof} if correction is None else {"correction": correction}
+        return f(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **options)
+
+    run.__name__ = name
+    return run
+
+
+var = _moment("var")
+std = _moment("std")
+
+
 def tensordot(a, b, axes=2):
     """CuPy's ``tensordot``: a 0-d operand only with ``axes`` ``0`` or ``((), ())`` (tuples), else an error."""
     if (a.ndim == 0 or b.ndim == 0) and axes != 0 and axes != ((), ()):
