@@ -11,6 +11,14 @@ scalars (``np.float64(1.0)``) are refused in operations too, because a NumPy sca
 code is how host values start to leak (CuPy takes them as C scalars, then the NumPy arrays built from
 them fail further on).
 
+It keeps CuPy's limitations that have broken trackerlab's rules, so that the tests meet them on every
+machine: ``tensordot`` refuses a 0-d operand unless ``axes`` is ``0`` or ``((), ())``; ``linalg.solve``
+does not broadcast the batch axes of a 2-D or higher ``b`` against ``a``'s; ``var`` and ``std`` have no
+``mean=``; ``lib.stride_tricks.sliding_window_view`` sorts ``axis`` before pairing it with
+``window_shape`` (so an unsorted ``axis`` windows the wrong axes); and ``clip`` and ``sign`` index with a
+boolean mask inside, a synchronisation, as array-api-compat's wrappers of CuPy's do (trackerlab reaches
+CuPy through them).
+
 The namespace is this module: the array API's functions, plus what CuPy offers beyond it that
 trackerlab's rules reach (``einsum``, ``add.at``, NumPy's spellings such as ``arcsin`` and
 ``concatenate``, ``linalg.norm``…). Everything runs on NumPy inside.
@@ -585,8 +593,8 @@ class _Linalg:
 
 
 linalg = _Linalg(
-    "cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_transpose norm "
-    "outer pinv qr slogdet svd svdvals tensordot trace vecdot vector_norm"
+    "cholesky cross det diagonal eig eigh eigvals eigvalsh inv matmul matrix_norm matrix_power matrix_transpose "
+    "norm outer pinv qr slogdet svd svdvals tensordot trace vecdot vector_norm"
 )
 
 
