@@ -14,7 +14,8 @@ them fail further on).
 It keeps CuPy's limitations that have broken trackerlab's rules, so that the tests meet them on every
 machine: ``tensordot`` refuses a 0-d operand unless ``axes`` is ``0`` or ``((), ())``; ``linalg.solve``
 does not broadcast the batch axes of a 2-D or higher ``b`` against ``a``'s; ``var`` and ``std`` have no
-``mean=``; ``lib.stride_tricks.sliding_window_view`` sorts ``axis`` before pairing it with
+``mean=``; ``linalg.eig`` and ``eigvals`` give complex results even where every eigenvalue is real;
+``lib.stride_tricks.sliding_window_view`` sorts ``axis`` before pairing it with
 ``window_shape`` (so an unsorted ``axis`` windows the wrong axes); and ``clip`` and ``sign`` index with a
 boolean mask inside, a synchronisation, as array-api-compat's wrappers of CuPy's do (trackerlab reaches
 CuPy through them).
@@ -606,6 +607,25 @@ def _solve(a, b):
 
 
 linalg.solve = _solve
+
+
+def _complex_eig(name):
+    """CuPy 14's ``linalg.eig`` and ``eigvals``: complex results always, where NumPy's are real when every
+    eigenvalue is."""
+    f = getattr(np.linalg, name)
+
+    def run(a):
+        out = f(_unwrap(a))
+        if name == "eigvals":
+            return ndarray(out.astype(np.result_type(out, 1j)))
+        return type(out)(*(ndarray(o.astype(np.result_type(o, 1j))) for o in out))
+
+    run.__name__ = name
+    return run
+
+
+linalg.eig = _complex_eig("eig")
+linalg.eigvals = _complex_eig("eigvals")
 
 
 class _StrideTricks:
