@@ -144,6 +144,26 @@ def test_gradients_through_boolean_masks_make_no_host_round_trip(backend):
 
 
 @pytest.mark.parametrize("backend", DEVICES)
+def test_clip_and_interp_make_no_host_round_trip(backend):
+    """Neither calls the namespace's clip, whose array-api-compat wrapper (how trackerlab reaches CuPy) indexes
+    with a boolean mask: a synchronisation in every gradient-clipping step."""
+    xp = namespace_of(backend)
+    a = np.array([-2.0, -0.5, 0.25, 1.5, np.nan])
+    lo = np.array([-1.0, 0.0, -1.0, 0.0, 0.0])
+    x, low = tl.param(xp.asarray(a)), tl.param(xp.asarray(lo))
+    with no_synchronize(backend):
+        y = tl.clip(x, low, 1.0)
+        z = tl.interp(x, [-1.0, 0.0, 1.0], xp.asarray([0.0, 2.0, 3.0]))
+        tl.back_(tl.sum(y * y) + tl.sum(z))
+    np.testing.assert_array_equal(host(tl.data(y)), np.clip(a, lo, 1.0))
+    np.testing.assert_array_equal(host(tl.data(z)), np.interp(a, [-1.0, 0.0, 1.0], [0.0, 2.0, 3.0]))
+    inside = (a > lo) & (a < 1.0)
+    np.testing.assert_array_equal(host(low.grad), np.where(a < lo, 2 * np.clip(a, lo, 1.0), 0.0))
+    slope = np.where(a < -1.0, 0.0, np.where(a < 0.0, 2.0, np.where(a < 1.0, 1.0, 0.0)))
+    np.testing.assert_array_equal(host(x.grad)[:4], (2 * a * inside + slope)[:4])
+
+
+@pytest.mark.parametrize("backend", DEVICES)
 def test_a_sensitivity_given_to_back_stays_on_the_device(backend):
     xp = namespace_of(backend)
     x = tl.param(xp.asarray([1.0, 2.0, 3.0]))
