@@ -11,6 +11,15 @@ scalars (``np.float64(1.0)``) are refused in operations too, because a NumPy sca
 code is how host values start to leak (CuPy takes them as C scalars, then the NumPy arrays built from
 them fail further on).
 
+It keeps CuPy's limitations that have broken trackerlab's rules, so that the tests meet them on every
+machine: ``tensordot`` refuses a 0-d operand unless ``axes`` is ``0`` or ``((), ())``; ``linalg.solve``
+does not broadcast the batch axes of a 2-D or higher ``b`` against ``a``'s; ``var`` and ``std`` have no
+``mean=``; ``linalg.eig`` and ``eigvals`` give complex results even where every eigenvalue is real;
+``lib.stride_tricks.sliding_window_view`` sorts ``axis`` before pairing it with
+``window_shape`` (so an unsorted ``axis`` windows the wrong axes); and ``clip`` and ``sign`` index with a
+boolean mask inside, a synchronisation, as array-api-compat's wrappers of CuPy's do (trackerlab reaches
+CuPy through them).
+
 The namespace is this module: the array API's functions, plus what CuPy offers beyond it that
 trackerlab's rules reach (``einsum``, ``add.at``, NumPy's spellings such as ``arcsin`` and
 ``concatenate``, ``linalg.norm``…). Everything runs on NumPy inside.
@@ -415,6 +424,50 @@ for _name in (_ARRAY_API + " " + _CUPY_EXTRAS).split():
     setattr(_module, _name, _strict(getattr(np, _name), _name))
 
 
+def _masked(name):
+    """``clip`` and ``sign`` as array-api-compat's wrappers of CuPy's give them: a boolean mask inside
+    (``out[mask] = …``), which asks the device how many elements it selects."""
+    f = _strict(getattr(np, name), name)
+
+    @functools.wraps(f)
+    def run(x, *args, **kwargs):
+        bounds = args + tuple(kwargs.values())
+        if name == "clip" and builtins.any(b is not None for b in bounds):
+            _synchronize("clip: a boolean mask")
+        if name == "sign" and type(x) is ndarray and np.isdtype(x.dtype, "real floating"):
+            _synchronize("sign: a boolean mask")
+        return f(x, *args, **kwargs)
+
+    return run
+
+
+clip = _masked("clip")
+sign = _masked("sign")
+
+
+def _moment(name):
+    """``var`` and ``std`` as CuPy's: NumPy's arguments but ``mean=`` (NumPy 2), which they do not take."""
+    f = _strict(getattr(np, name), name)
+
+    def run(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        options = {"ddof": ddof} if correction is None else {"correction": correction}
+        return f(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **options)
+
+    run.__name__ = name
+    return run
+
+
+var = _moment("var")
+std = _moment("std")
+
+
+def tensordot(a, b, axes=2):
+    """CuPy's ``tensordot``: a 0-d operand only with ``axes`` ``0`` or ``((), ())`` (tuples), else an error."""
+    if (a.ndim == 0 or b.ndim == 0) and axes != 0 and axes != ((), ()):
+        raise ValueError("An input is zero-dim while axes has dimensions")
+    return _wrap(np.tensordot(_unwrap(a), _unwrap(b), axes=axes))
+
+
 def _synchronising(name):
     f = _strict(getattr(np, name), name)
 
@@ -541,9 +594,57 @@ class _Linalg:
 
 
 linalg = _Linalg(
-    "cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_transpose norm "
-    "outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm"
+    "cholesky cross det diagonal eig eigh eigvals eigvalsh inv matmul matrix_norm matrix_power matrix_transpose "
+    "norm outer pinv qr slogdet svd svdvals tensordot trace vecdot vector_norm"
 )
+
+
+def _solve(a, b):
+    """CuPy's ``linalg.solve``: ``b`` of one vector (``(M,)``) or of ``a``'s batch exactly, not broadcast."""
+    if b.ndim > 1 and a.shape[:-1] != b.shape[:-1]:
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for multidimensional b")
+    return _wrap(np.linalg.solve(_unwrap(a), _unwrap(b)))
+
+
+linalg.solve = _solve
+
+
+def _complex_eig(name):
+    """CuPy 14's ``linalg.eig`` and ``eigvals``: complex results always, where NumPy's are real when every
+    eigenvalue is."""
+    f = getattr(np.linalg, name)
+
+    def run(a):
+        out = f(_unwrap(a))
+        if name == "eigvals":
+            return ndarray(out.astype(np.result_type(out, 1j)))
+        return type(out)(*(ndarray(o.astype(np.result_type(o, 1j))) for o in out))
+
+    run.__name__ = name
+    return run
+
+
+linalg.eig = _complex_eig("eig")
+linalg.eigvals = _complex_eig("eigvals")
+
+
+class _StrideTricks:
+    """``lib.stride_tricks``: CuPy's ``sliding_window_view``, which sorts ``axis`` (``_normalize_axis_indices``)
+    before pairing it with ``window_shape``, so ``axis=(3, 1)`` slides ``window_shape[0]`` along axis 1."""
+
+    @staticmethod
+    def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+        window = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+        if axis is not None:
+            axis = tuple(sorted(a % x.ndim for a in (axis if np.iterable(axis) else (axis,))))
+        return ndarray(np.lib.stride_tricks.sliding_window_view(x._a, window, axis=axis))
+
+
+class _Lib:
+    stride_tricks = _StrideTricks()
+
+
+lib = _Lib()
 
 
 class _Special:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from test_rules import case_tests, check, rand
+from test_rules import BACKENDS, case_tests, check, host, on, rand
 
 import trackerlab as tl
 from trackerlab.rules import conv as family
@@ -246,6 +246,21 @@ def test_sliding_window_view_on_a_tracked_value_is_numpys_and_recorded():
     np.testing.assert_array_equal(x.grad, tl.data(ones))
     assert tl.data(ones).sum() == counts.size
     assert tl.data(ones)[0, 0, 0, 0] == 1 and tl.data(ones)[0, 1, 1, 1] == 2 * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sliding_window_view_slides_each_window_along_its_own_axis_on_every_backend(backend):
+    """axis=(3, 1) pairs window[0] with axis 3 and window[1] with axis 1, as NumPy does, on libraries whose own
+    sliding_window_view sorts the axes first (CuPy's): the values, and each element's count of windows."""
+    x = tl.param(on(backend, X2))
+    view = tl.sliding_window_view(x, (2, 3), axis=(3, 1))
+    expected = np.lib.stride_tricks.sliding_window_view(X2, (2, 3), axis=(3, 1))
+    np.testing.assert_array_equal(host(tl.data(view)), expected)
+    tl.back_(tl.sum(view))
+    counts = np.zeros(X2.shape)
+    for i, j, k, m in itertools.product(*(range(n) for n in expected.shape[:4])):
+        counts[i, j : j + 3, k, m : m + 2] += 1
+    np.testing.assert_array_equal(host(x.grad), counts)
 
 
 def test_sliding_window_view_refuses_what_its_gradient_cannot_take():

@@ -1,9 +1,11 @@
 """Gradient checks of inverses, determinants and solves, to second order: ``inv``, ``det``, ``slogdet``,
 ``solve``, ``cholesky`` and the composite ``matrix_power``."""
 
+import re
+
 import numpy as np
 import pytest
-from test_rules import check, rand, ruled
+from test_rules import check, host, on, rand, ruled
 from test_rules_linalg import BSQ, M34, SQ, v3
 
 import trackerlab as tl
@@ -19,7 +21,15 @@ CASES = {
     "inv": [(tl.inv, SQ), (tl.inv, BSQ)],
     "det": [(tl.det, SQ), (tl.det, BSQ)],
     "slogdet": [(lambda x: tl.slogdet(x)[1], SQ), (lambda x: tl.slogdet(x)[1], -BSQ)],
-    "solve": [(tl.solve, SQ, v3), (tl.solve, SQ, M34), (tl.solve, BSQ, v3), (tl.solve, BSQ, rand(3, 2))],
+    "solve": [
+        (tl.solve, SQ, v3),
+        (tl.solve, SQ, M34),
+        (tl.solve, BSQ, v3),
+        # the batch axes broadcast, as NumPy's do (CuPy's solve does not broadcast them: solve does it first)
+        (tl.solve, BSQ, rand(3, 2)),
+        (tl.solve, SQ, rand(2, 3, 2, seed=11)),
+        (tl.solve, BSQ[:, None], rand(4, 3, 2, seed=12)),
+    ],
     "cholesky": [
         (lambda a: tl.cholesky(spd(a)), rand(3, 3)),
         (lambda a: tl.cholesky(spd(a), upper=True), BSQ),
@@ -100,3 +110,13 @@ def test_slogdet_has_numpys_named_fields():
     assert logabsdet is not None and float(sign) == -1.0
     tl.back_(got.logabsdet)
     np.testing.assert_allclose(x.grad, np.linalg.inv(a).T)  # d log|det a| / da = a⁻ᵀ
+
+
+@pytest.mark.parametrize("backend", ["numpy", "devicearray"])
+def test_solve_broadcasts_the_batch_axes_as_numpy_does_and_names_those_that_do_not(backend):
+    a, b = BSQ[:, None], rand(4, 3, 2, seed=12)
+    x = tl.solve(tl.param(on(backend, a)), on(backend, b))
+    np.testing.assert_allclose(host(tl.data(x)), np.linalg.solve(a, b), rtol=1e-12)
+    a, b = on(backend, rand(2, 3, 3) + 3 * np.eye(3)), on(backend, rand(4, 3, 2))
+    with pytest.raises(ValueError, match=re.escape("solve: the batch axes of a (2, 3, 3) and b (4, 3, 2) do not")):
+        tl.solve(tl.param(a), b)

@@ -43,6 +43,9 @@ CASES = {
         (lambda x, y: tl.tensordot(x, y, axes=([1, 0], [0, 2])), T234, rand(3, 5, 2)),
         (lambda x, y: tl.tensordot(x, y, axes=0), v3, M23),
         (lambda x, y: tl.tensordot(x, y, axes=1), M23, M34),
+        # a 0-d operand, nothing summed: the outer product (CuPy's tensordot refuses axes=([], []) with one)
+        (lambda x, y: tl.tensordot(x, y, axes=([], [])), S, M23),
+        (lambda x, y: tl.tensordot(x, y, axes=0), M23, S),
     ],
     "cross": [
         (tl.cross, v3, w3),

@@ -263,9 +263,9 @@ def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=F
     xp = ns(x)
     x = array(x)
     window, axes = _window_axes("sliding_window_view", tuple(x.shape), window_shape, axis)
-    view = getattr(getattr(getattr(xp, "lib", None), "stride_tricks", None), "sliding_window_view", None)
-    if view is not None:
-        return view(x, window, axis=axes)
+    # never the library's sliding_window_view with ``axes`` as given: CuPy's sorts them before pairing them
+    # with the window (axis=(3, 1) slides window[0] along axis 1), which the pullback, NumPy's, would not
+    # undo. The windowed axes are moved last, in their order, and ``_windows`` slides along them in turn.
     moved, order = _window_order(x.ndim, axes)
     ones = (1,) * len(axes)
     positions = tuple(x.shape[a] - k + 1 for a, k in zip(axes, window))

@@ -94,12 +94,25 @@ def _eigh_vectors(x, UPLO="L"):
     return _eigh_call(x, UPLO)[1]
 
 
+def _eig_call(x):
+    """The backend's ``eig`` with NumPy's result kind: a real matrix's eigenvalues and eigenvectors are real
+    where every eigenvalue is (NumPy casts them), complex otherwise. CuPy's are complex always; asking whether
+    any eigenvalue is complex reads one number on the host, as NumPy's choice of kind does."""
+    x = array(x)
+    w, v = _linalg(x, "eig")(x)
+    xp = ns(w)
+    if xp.isdtype(x.dtype, "real floating") and xp.isdtype(w.dtype, "complex floating"):
+        if not bool(xp.any(xp.imag(w) != 0)):
+            return xp.real(w), xp.real(v)
+    return w, v
+
+
 def _eigvals(x):
-    return _linalg(x, "eig")(array(x))[0]
+    return _eig_call(x)[0]
 
 
 def _eig_vectors(x):
-    return _linalg(x, "eig")(array(x))[1]
+    return _eig_call(x)[1]
 
 
 def _pinv(x, rcond=None, hermitian=False, *, rtol=None):

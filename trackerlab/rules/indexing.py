@@ -93,13 +93,15 @@ def _single_mask(index):
 def _unmask(xp, g, mask, shape):
     """Zeros of ``shape`` with the rows of ``g`` where ``mask`` is true, without asking the host how many
     are true (``out[mask] = g`` does, on CuPy): the k-th true element takes row k of ``g``, and the
-    running count of the mask says which k each element is."""
+    running count of the mask says which k each element is. Only arithmetic, ``take`` and ``where``: no
+    ``clip``, whose array-api-compat wrapper indexes with a boolean mask (a synchronisation on CuPy)."""
     mask = xp.asarray(mask)  # a host mask is copied to g's device, as indexing does
     flat = xp.reshape(mask, (-1,))
     n = g.shape[0]
     if n == 0:
         return xp.zeros(shape, dtype=g.dtype)
-    k = xp.clip(xp.cumulative_sum(xp.astype(flat, xp.int64)) - 1, 0, n - 1)
+    ones = xp.astype(flat, xp.int64)
+    k = (xp.cumulative_sum(ones) - ones) * ones  # the true elements before each true one; 0 (a valid row) elsewhere
     rows = xp.take(g, k, axis=0)  # one row per element the mask covers
     keep = xp.reshape(flat, (flat.shape[0],) + (1,) * (len(shape) - mask.ndim))
     return xp.reshape(xp.where(keep, rows, xp.zeros((), dtype=g.dtype)), shape)

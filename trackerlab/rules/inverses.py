@@ -45,7 +45,29 @@ def _linalg(name: str):
 
 
 def _solve(a, b):
-    return ns(a, b).linalg.solve(a, b)
+    """NumPy 2's ``solve``: a 1-D ``b`` is one vector for every matrix of ``a``; otherwise ``b`` is a stack of
+    ``(M, K)`` matrices whose batch axes broadcast against ``a``'s. The batches are broadcast here, since
+    not every library does it (CuPy's ``solve`` wants ``b``'s batch to be ``a``'s exactly)."""
+    xp = ns(a, b)
+    a, b = array(a), array(b)
+    if b.ndim > 1 and a.shape[:-2] != b.shape[:-2]:
+        batch = _broadcast_batch("solve", a.shape, b.shape)
+        a = xp.broadcast_to(a, batch + tuple(a.shape[-2:]))
+        b = xp.broadcast_to(b, batch + tuple(b.shape[-2:]))
+    return xp.linalg.solve(a, b)
+
+
+def _broadcast_batch(name: str, a_shape: tuple, b_shape: tuple) -> tuple:
+    """The broadcast of the batch axes (all but the last two) of two stacks of matrices, or an error naming them."""
+    x, y = tuple(a_shape[:-2]), tuple(b_shape[:-2])
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
+    if any(i != j and 1 not in (i, j) for i, j in zip(x, y)):
+        raise ValueError(
+            f"{name}: the batch axes of a {tuple(a_shape)} and b {tuple(b_shape)} do not broadcast "
+            f"({tuple(a_shape[:-2])} against {tuple(b_shape[:-2])})"
+        )
+    return tuple(j if i == 1 else i for i, j in zip(x, y))
 
 
 def _cholesky(x, upper=False):

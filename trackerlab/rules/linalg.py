@@ -90,7 +90,14 @@ def _tensordot_axes(axes, nx: int, ny: int) -> tuple[list, list]:
 
 def _tensordot(x, y, axes=2):
     ax, ay = _tensordot_axes(axes, len(shape(x)), len(shape(y)))
-    return ns(x, y).tensordot(x, y, axes=(ax, ay))
+    xp = ns(x, y)
+    if not ax and not ay:
+        # nothing summed: the outer product, every element of x times all of y. Written with a broadcast
+        # product, since libraries differ on a 0-d operand with axes=([], []) (CuPy refuses it) and
+        # the pullbacks of inner, dot and tensordot send exactly that (g of a 0-d result)
+        x, y = (v if hasattr(v, "shape") else xp.asarray(v) for v in (x, y))
+        return xp.reshape(x, tuple(x.shape) + (1,) * y.ndim) * y
+    return xp.tensordot(x, y, axes=(ax, ay))
 
 
 def _cross(x, y, axisa=-1, axisb=-1, axisc=-1, axis=None):

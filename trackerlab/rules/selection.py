@@ -39,7 +39,21 @@ def _bounds(a_min, a_max, named: dict):
 def _clip(x, a_min=None, a_max=None, **named):
     lo, hi = _bounds(a_min, a_max, named)
     xp = namespace(x, lo, hi)
-    return xp.clip(x if hasattr(x, "shape") else xp.asarray(x), lo, hi)
+    x = x if hasattr(x, "shape") else xp.asarray(x)
+    if type(x).__module__ == "numpy":
+        return xp.clip(x, lo, hi)
+    return _clamp(xp, x, lo, hi)
+
+
+def _clamp(xp, x, lo, hi):
+    """NumPy's clip, max(x, lo) then min(·, hi), by the elementwise maximum and minimum, for libraries other
+    than NumPy: array-api-compat's clip (how trackerlab reaches CuPy) indexes with a boolean mask, which asks
+    the device for a count, a synchronisation. NaN in ``x`` or a bound gives NaN, as NumPy's clip does."""
+    if lo is not None:
+        x = xp.maximum(x, lo)
+    if hi is not None:
+        x = xp.minimum(x, hi)
+    return x
 
 
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -215,7 +229,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
         slope_part = 0.0 * x
     else:
         segment = library.searchsorted(knots, library.reshape(points, (-1,)), side="right") - 1
-        segment = library.reshape(library.clip(segment, 0, n - 2), points.shape)
+        segment = library.reshape(_clamp(library, segment, 0, n - 2), points.shape)
         low, high = take(fp, segment), take(fp, segment + 1)
         start = library.take(knots, library.reshape(segment, (-1,)))
         width = library.take(knots, library.reshape(segment + 1, (-1,))) - start
