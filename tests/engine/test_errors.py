@@ -251,6 +251,17 @@ def test_naming_gives_one_class_per_type():
         (lambda: tl.zero_grad_(tl.param(1.0) * 2.0), tl.ParameterError, "zero_grad_"),
         (lambda: tl.param("text"), tl.DTypeError, "param"),
         (lambda: tl.gradient(lambda d: d["a"], {"a": "text"}), tl.ArgumentError, "gradient"),
+        (lambda: tl.jvp(lambda x: x, [1.0, 2.0], [1.0]), tl.ShapeError, "jvp"),
+        (lambda: tl.jvp(lambda x: x, [1.0], [1j]), tl.DTypeError, "jvp"),
+        (lambda: tl.jvp(lambda x: x, "text", 1.0), tl.DTypeError, "jvp"),
+        (lambda: tl.jvp(lambda x: x, 1.0, "text"), tl.DTypeError, "jvp"),
+        (lambda: tl.jacfwd("f", 1.0), tl.ArgumentError, "jacfwd"),
+        (lambda: tl.jacfwd(lambda x: x, {"a": 1.0}), tl.ArgumentError, "jacfwd"),
+        (lambda: tl.jacfwd(lambda x: x, (1.0, 2.0)), tl.ArgumentError, "jacfwd"),
+        (lambda: tl.jacfwd(lambda x: "text", 1.0), tl.DTypeError, "jacfwd"),
+        (lambda: tl.hvp(lambda x: tl.sum(x), [1.0, 2.0], [1.0]), tl.ShapeError, "hvp"),
+        (lambda: tl.hvp(lambda x: x * 2.0, [1.0, 2.0], [1.0, 1.0]), tl.ShapeError, "hvp"),
+        (lambda: tl.hvp(lambda x: x, (1.0, 2.0), (1.0, 1.0)), tl.ArgumentError, "hvp"),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
@@ -273,6 +284,17 @@ def test_the_innermost_public_function_names_the_error():
     with pytest.raises(ValueError, match=r"^back_: y has shape \(2,\)") as caught:
         tl.gradient(f, 1.0)
     assert caught.value.op == "back_"
+
+
+def test_forward_mode_inside_forward_mode_names_the_innermost_function():
+    """An ``hvp`` whose ``f`` calls ``jvp`` with a tangent of the wrong shape: the error is ``jvp``'s."""
+
+    def f(x):
+        return tl.jvp(lambda z: tl.sum(z * z), x, [1.0])[1]
+
+    with pytest.raises(ValueError, match=r"^jvp: the tangent v has shape \(1,\), but x has shape \(2,\)") as caught:
+        tl.hvp(f, [1.0, 2.0], [1.0, 1.0])
+    assert type(caught.value) is tl.ShapeError and caught.value.op == "jvp"
 
 
 def test_a_tool_built_on_the_walk_names_itself():
