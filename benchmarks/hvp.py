@@ -353,7 +353,7 @@ def profile_hvp(number: int = 500) -> str:
     best = lambda f, n=number: min(timeit.repeat(f, number=n, repeat=9, timer=time.process_time)) / n * 1e6
     clock = time.process_time_ns
     spent: dict = {}
-    names = {"_recorded": "record f", "_recorded_order": "the tape in order, checked", "_hvp_swept": "sweep"}
+    names = {"_recorded": "record f", "recorded_order": "the tape in order, checked", "_hvp_swept": "sweep"}
     originals = {name: getattr(forward_mode, name) for name in names}
 
     def timing(name, f):
@@ -419,13 +419,13 @@ def profile_hvp(number: int = 500) -> str:
     ]
     for label, constant in (("A writeable", A), ("A read-only", read_only)):
         total, got, readings = phases(constant)
-        sweep = got["_hvp_swept"] - got["_recorded_order"]
+        sweep = got["_hvp_swept"] - got["recorded_order"]
         rest = got["all"] - got["_recorded"] - got["_hvp_swept"]  # (in the same timed runs as the phases)
         lines += [
             f"  tl.hvp, {label:30s}  {total:7.1f}  ({total / floor_us:.2f}× the floor; the guard reads A {readings} "
             "times a run)",
             f"    record f                              {got['_recorded']:7.1f}",
-            f"    the tape in order, checked            {got['_recorded_order']:7.1f}",
+            f"    the tape in order, checked            {got['recorded_order']:7.1f}",
             f"    tangents forward, sensitivities back  {sweep:7.1f}",
             f"    the rest (checks of x and v, result)  {rest:7.1f}",
         ]

@@ -17,16 +17,21 @@ from .backends.dask import progress
 from .checks.grads import check_grads
 from .checks.tape import check_tape
 from .core.errors import (
+    AnomalyError,
     ArgumentError,
     DTypeError,
+    ExerciseError,
     FirstOrderError,
     LazyValueError,
+    MissingSpecialFunctions,
     NonFiniteError,
     ParameterError,
+    ReadOnlyError,
     ReplayError,
     ShapeError,
     StaleValueError,
     TrackerlabError,
+    UndefinedGradient,
 )
 from .core.late import bind
 from .core.recording import no_grad, scope
@@ -59,16 +64,20 @@ __version__ = "0.1.0"
 # The engine's API, then every operation, wrapper and composite of the rule tables as ``tl.<name>``
 # (read from the tables: a new operation needs no line here).
 __all__ = [
+    "AnomalyError",
     "ArgumentError",
     "Call",
     "DTypeError",
+    "ExerciseError",
     "FirstOrderError",
     "Grads",
     "LazyValueError",
+    "MissingSpecialFunctions",
     "NonFiniteError",
     "Op",
     "ParameterError",
     "Params",
+    "ReadOnlyError",
     "ReplayError",
     "ShapeError",
     "StaleValueError",
@@ -77,6 +86,7 @@ __all__ = [
     "TrackedArray",
     "TrackedReal",
     "TrackerlabError",
+    "UndefinedGradient",
     "WithGradient",
     "back_",
     "backprop_steps",

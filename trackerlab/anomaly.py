@@ -25,10 +25,11 @@ import weakref
 import numpy as np
 
 from .backends.arrays import namespace
+from .core.errors import AnomalyError
 from .core.recording import ANOMALY, noting
 from .core.tracked import Tracked, data
 
-__all__ = ["AnomalyError", "detect_anomaly", "recorded_at"]
+__all__ = ["detect_anomaly", "recorded_at"]
 
 _STACK_DEPTH = 8  # user frames kept per operation (the innermost is the one the error names)
 _SHOWN = 3  # of which an error shows these
@@ -84,7 +85,7 @@ class detect_anomaly(contextlib.ContextDecorator):
     ...     tl.back_(y)
     Traceback (most recent call last):
     ...
-    trackerlab.anomaly.AnomalyError: detect_anomaly: the pullback of sqrt sent Inf (1 of 2 elements) to argument 1, ...
+    trackerlab.AnomalyError: detect_anomaly: the pullback of sqrt sent Inf (1 of 2 elements) to argument 1, ...
     """
 
     def __enter__(self):
@@ -118,23 +119,9 @@ def recorded_at(x) -> tuple:
     return _WHERE.get(node, ()) if type(node) is Tracked else ()
 
 
-class AnomalyError(FloatingPointError):
-    """A NaN or Inf appeared in the backward pass under ``detect_anomaly``.
-
-    ``node`` is the ``Tracked`` node whose pullback sent it (for a bad seed Δ, the node of ``y``; for
-    contributions that overflowed when added up, the node that received them), ``op`` its operation's
-    name, ``argument`` the position of the argument it was sent to (from 0; ``None`` when no pullback
-    made it), ``where`` the ``(filename, line, function)`` of your code that recorded the
-    operation (``None`` when unknown) and ``stack`` the frames of your code around it, innermost first.
-    """
-
-    def __init__(self, message: str, node=None, argument=None):
-        super().__init__(message)
-        self.node = node
-        self.op = node.f.name if node is not None else None
-        self.argument = argument
-        self.stack = _WHERE.get(node, ()) if node is not None else ()
-        self.where = self.stack[0] if self.stack else None
+def _anomaly(message: str, node: Tracked, argument: int | None = None) -> AnomalyError:
+    """The ``AnomalyError`` of ``node`` (its operation, the frames of your code that recorded it)."""
+    return AnomalyError(message, node, argument, _WHERE.get(node, ()))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -165,7 +152,7 @@ def _checker(root: Tracked, seed):
         return None
     bad = _non_finite(seed)
     if bad:
-        raise AnomalyError(
+        raise _anomaly(
             f"detect_anomaly: the seed Δ of the backward pass holds {bad}; "
             f"back-propagation from {root.f.name} starts from a finite sensitivity (pass a finite Δ)"
             + _location(root, "the value y was recorded"),
@@ -232,7 +219,7 @@ def _floating_point_error(kind: str, flag: int) -> None:
 def _check(node: Tracked, g, sent) -> None:
     bad = _non_finite(g)
     if bad:  # every pullback's result was checked: the sum of finite contributions overflowed
-        raise AnomalyError(
+        raise _anomaly(
             f"detect_anomaly: the sensitivities arriving at {_what(node)} add up to {bad}, though each one "
             "was finite: their sum overflowed (scale the loss down, or compute it in a wider dtype)"
             + _location(node, "it was recorded"),
@@ -243,7 +230,7 @@ def _check(node: Tracked, g, sent) -> None:
             continue
         bad = _non_finite(s)
         if bad:
-            raise AnomalyError(_appeared(node, position, g, bad), node, position)
+            raise _anomaly(_appeared(node, position, g, bad), node, position)
 
 
 ANOMALY.record = _record

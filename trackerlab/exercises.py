@@ -22,13 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from .api import gradient
+from .core.errors import ExerciseError
 from .core.tracked import Tracked, data, tracker
 from .core.walk import backprop_steps
 from .presentation.language import _
 from .rules.conv import conv
 
 __all__ = [
-    "ExerciseError",
     "check_early_stopping",
     "check_output_size",
     "check_prediction",
@@ -44,12 +44,9 @@ STEP = 1e-5
 RTOL, ATOL = 1e-5, 1e-7
 
 
-class ExerciseError(AssertionError):
-    """An exercise's answer disagrees with trackerlab: the message says where, what was expected, and a hint."""
-
-
-def _fail(message: str, hint: str) -> None:
-    raise ExerciseError(f"{message}\n{_('Hint:')} {hint}")
+def _fail(message: str, hint: str, op: str | None = None) -> None:
+    """Raise the ``ExerciseError`` of ``message`` and ``hint``; ``op`` names the function whose rule is checked."""
+    raise ExerciseError(f"{message}\n{_('Hint:')} {hint}", op=op)
 
 
 def _not_answered(error: NotImplementedError) -> None:
@@ -121,6 +118,7 @@ def check_rule(f: Callable, *args, order: int = 2) -> None:
                         "the pullback returns one sensitivity per argument, in the order of the arguments; each is "
                         "Δ times the derivative of {name} with respect to that argument."
                     ).format(name=name),
+                    op=name,
                 )
         if order < 2:
             print(_("✓ {name}: the rule gives the right first derivatives.").format(name=name))
@@ -139,6 +137,7 @@ def check_rule(f: Callable, *args, order: int = 2) -> None:
                         "the first derivatives are right, so the pullback hides something from the tape: compute it "
                         "from the tracked arguments (x), not from their plain values (tl.data(x))."
                     ),
+                    op=name,
                 )
     except NotImplementedError as error:
         _not_answered(error)

@@ -28,12 +28,11 @@ from typing import Any
 
 from .api import _NESTED, _run, _sensitivities
 from .backends.arrays import NDARRAY, library_name, namespace
-from .core import tape
-from .core.errors import Caller
-from .core.guard import Verified
+from .core.errors import CALLER, ArgumentError, Caller, DTypeError, ShapeError
 from .core.recording import RECORDING, recording
 from .core.tracked import Tracked, _TrackedValue, _wrap, data, param
-from .core.validation import check_constants, check_fresh, check_loss, check_numbers
+from .core.validation import check_loss, check_numbers
+from .core.walk import recorded_order
 from .rules.complex import real
 from .rules.elementwise import cos, sin
 from .rules.joins import stack
@@ -42,6 +41,12 @@ from .rules.shape import reshape
 from .trees import is_structure
 
 __all__ = ["hvp", "jacfwd", "jvp"]
+
+# The public functions, named in the errors raised inside them that leave the caller open (``core.errors.Caller``):
+# the checks of their arguments and results, and their walks and sweeps, not ``f`` itself.
+_JVP = Caller("jvp")
+_JACFWD = Caller("jacfwd")
+_HVP = Caller("hvp")
 
 
 def jvp(f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
@@ -60,23 +65,28 @@ def jvp(f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     >>> tl.jvp(lambda a, b: a * b, (2.0, 3.0), (1.0, 0.0))  # ∂(ab)/∂a = b
     (6.0, 3.0)
     """
-    xs, vs = _primals_and_tangents(x, v)
-    _, y, nodes, inside = _recorded(f, xs, "jvp")
-    tangents = [_tangent(t, n, i, len(xs)) for i, (t, n) in enumerate(zip(vs, nodes))]
-    inside = inside or any(isinstance(t, _TrackedValue) for t in tangents)
-    if not isinstance(y, _TrackedValue):  # f does not depend on x: its derivative along v is 0
-        return _result(y, inside), _result(_zeros_of(y), inside)
-    if inside:  # recorded, to be differentiated again: by transposition, on tracked values throughout
-        Jv = _by_transposition(y, nodes, tangents, nodes if any(isinstance(a, _TrackedValue) for a in xs) else (), True)
-    else:
-        Jv = _swept(y, nodes, tangents, "jvp")
+    with _JVP:
+        xs, vs = _primals_and_tangents(x, v)
+        inside = _inside(f, xs)
+    _, y, nodes = _recorded(f, xs)
+    with _JVP:
+        check_numbers(y)
+        tangents = [_tangent(t, n, i, len(xs)) for i, (t, n) in enumerate(zip(vs, nodes))]
+        inside = inside or any(isinstance(t, _TrackedValue) for t in tangents)
+        if not isinstance(y, _TrackedValue):  # f does not depend on x: its derivative along v is 0
+            return _result(y, inside), _result(_zeros_of(y), inside)
+        if inside:  # recorded, to be differentiated again: by transposition, on tracked values throughout
+            stop = nodes if any(isinstance(a, _TrackedValue) for a in xs) else ()
+            Jv = _by_transposition(y, nodes, tangents, stop, True)
+        else:
+            Jv = _swept(y, nodes, tangents)
     return _result(y, inside), _result(Jv, inside)
 
 
-def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp"):
+def _by_transposition(y, nodes, tangents, stop, inside: bool):
     """``J v`` of ``y`` with respect to ``nodes`` along ``tangents``, by transposing the recorded backpropagator
     (the walk from ``y`` stops at ``stop``)."""
-    u, transposed = _transposed(y, nodes, stop, who)
+    u, transposed = _transposed(y, nodes, stop)
     sent = [(s, t) for s, t in zip(transposed, tangents) if t is not None and _reaches(s, u.tracker)]
     if not sent:
         return _zeros_of(y)
@@ -84,7 +94,7 @@ def _by_transposition(y, nodes, tangents, stop, inside: bool, who: str = "jvp"):
         root, seed = sent[0]
     else:  # several: the sum of the pairings Re Σ (Jᵀu)ᵢ vᵢ, recorded, seeds the walk with 1
         root, seed = _pairings(sent), None
-    return _along(root, seed, u, y, inside, who)
+    return _along(root, seed, u, y, inside)
 
 
 def jacfwd(f: Callable, x: Any) -> Any:
@@ -105,14 +115,22 @@ def jacfwd(f: Callable, x: Any) -> Any:
            [1., 0.],
            [0., 4.]])
     """
-    if isinstance(x, tuple):
-        raise TypeError(
-            "jacfwd: x is a tuple; jacfwd differentiates with respect to one array (pass tl.stack([...]), "
-            "or use tl.jvp with tuples of primals and tangents)"
-        )
-    inputs, y, nodes, inside = _recorded(f, (x,), "jacfwd")
-    with Caller("jacfwd"):
+    with _JACFWD:
+        if isinstance(x, tuple):
+            raise ArgumentError(
+                f"{CALLER}: x is a tuple; {CALLER} differentiates with respect to one array (pass tl.stack([...]), "
+                "or use tl.jvp with tuples of primals and tangents)"
+            )
+        inside = _inside(f, (x,))
+    inputs, y, nodes = _recorded(f, (x,))
+    with _JACFWD:
         check_numbers(y)
+        return _jacobian_columns(x, inputs, y, nodes, inside)
+
+
+def _jacobian_columns(x, inputs: list, y, nodes: list, inside: bool):
+    """``jacfwd``'s Jacobian of the recorded ``y`` with respect to the input ``nodes[0]``: column by column, or by
+    rows where they cost less (see ``jacfwd``)."""
     y_value = data(y)
     x_value = inputs[0].tracker.data
     out_shape = tuple(getattr(y_value, "shape", ()))
@@ -121,7 +139,7 @@ def jacfwd(f: Callable, x: Any) -> Any:
     xp = namespace(x_value)
     columns = []
     if isinstance(y, _TrackedValue) and not inside:
-        order = _recorded_order(y.tracker, set(nodes))  # (checked once for every pass)
+        order = recorded_order(y.tracker, set(nodes))  # (checked once for every pass)
         if 3 * math.prod(out_shape) < 2 * n_in and _kind(y_value) != "c" and _kind(x_value) != "c":
             return _by_rows(y, nodes[0], out_shape, in_shape)
         if _sweepable(order, nodes[0]):
@@ -158,7 +176,7 @@ def _columns_swept(order: list, node: Tracked, y, units) -> list:
     """The columns of the Jacobian: each unit vector's tangent pushed forward over the tape (``order``)."""
     columns = []
     for e in units:
-        t = _pushed(order, [node], [e], "jacfwd").get(y.tracker)
+        t = _pushed(order, [node], [e]).get(y.tracker)
         columns.append(_zeros_of(y) if t is None else t)
     return columns
 
@@ -166,10 +184,10 @@ def _columns_swept(order: list, node: Tracked, y, units) -> list:
 def _columns_transposed(y, nodes: list, tracked_x: bool, inside: bool, units) -> list:
     """The columns of the Jacobian by the transposition: ``Jᵀu`` recorded once, walked once per unit vector
     (``[]`` where it does not depend on ``x``)."""
-    u, (transposed,) = _transposed(y, nodes, nodes if tracked_x else (), "jacfwd")
+    u, (transposed,) = _transposed(y, nodes, nodes if tracked_x else ())
     if not _reaches(transposed, u.tracker):
         return []
-    return [_along(transposed, e, u, y, inside, "jacfwd") for e in units]
+    return [_along(transposed, e, u, y, inside) for e in units]
 
 
 def _by_rows(y, node: Tracked, out_shape: tuple, in_shape: tuple):
@@ -177,8 +195,7 @@ def _by_rows(y, node: Tracked, out_shape: tuple, in_shape: tuple):
     value = data(y)
     rows = []
     for e in _units(value, out_shape):
-        with Caller("jacfwd"):
-            s = _sensitivities(y, e, (node,), nest=False).get(node)
+        s = _sensitivities(y, e, (node,), nest=False).get(node)
         rows.append(_zeros_of(node.data) if s is None else data(s))
     xp = namespace(node.data, *rows)
     J = xp.stack([xp.reshape(xp.asarray(r), (-1,)) for r in rows]) if rows else xp.zeros((0, math.prod(in_shape)))
@@ -216,30 +233,38 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
     >>> tl.hvp(lambda x: tl.sum(x ** 3), [1.0, 2.0], [1.0, 1.0])  # H = diag(6x)
     array([ 6., 12.])
     """
-    if isinstance(x, tuple):
-        raise TypeError(
-            "hvp: x is a tuple; hvp differentiates with respect to one array (pass tl.stack([...]) and index it in f)"
-        )
-    _, y, nodes, inside = _recorded(f, (x,), "hvp")
-    with Caller("hvp"):
+    with _HVP:
+        if isinstance(x, tuple):
+            raise ArgumentError(
+                f"{CALLER}: x is a tuple; {CALLER} differentiates with respect to one array (pass tl.stack([...]) "
+                "and index it in f)"
+            )
+        inside = _inside(f, (x,))
+    _, y, nodes = _recorded(f, (x,))
+    with _HVP:
+        check_numbers(y)
         check_loss(y)
-    (node,) = nodes
-    (tangent,) = [_tangent(v, node, 0, 1, who="hvp")]
-    inside = inside or isinstance(tangent, _TrackedValue)
+        (node,) = nodes
+        tangent = _tangent(v, node, 0, 1)
+        return _hessian_times(x, y, node, tangent, inside or isinstance(tangent, _TrackedValue))
+
+
+def _hessian_times(x, y, node: Tracked, tangent, inside: bool):
+    """``hvp``'s ``H v`` of the recorded loss ``y`` at the input ``node`` along ``tangent``: by its sweep where
+    every node on the way has its rule, else by the recorded gradient's walk (see ``hvp``)."""
     if not isinstance(y, _TrackedValue):
         return _result(_zeros_of(node.data), inside)
     if not inside and _kind(node.data) != "c":  # forward over reverse, where every node on the way has its rule
         Hv = _hvp_swept(y, node, tangent)
         if Hv is not None:
             return _result(Hv, False)
+    nodes = (node,)
     stop = nodes if isinstance(x, _TrackedValue) else ()
     # (a custom pullback that computes with tl.data(g) is marked by the recorded walk: the walk below refuses it)
-    with Caller("hvp"):
-        grad = _sensitivities(y, None, nodes, nest=True, stop=stop).get(node)
+    grad = _sensitivities(y, None, nodes, nest=True, stop=stop).get(node)
     if not _reaches(grad, node):  # f is linear: H = 0
         return _result(_zeros_of(node.data), inside)
-    with Caller("hvp"):
-        found = _sensitivities(grad, tangent, nodes, nest=inside, stop=stop)
+    found = _sensitivities(grad, tangent, nodes, nest=inside, stop=stop)
     Hv = found.get(node)
     return _result(Hv if Hv is not None else _zeros_of(node.data), inside)
 
@@ -248,59 +273,62 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
 # The transposition
 
 
-def _recorded(f: Callable, xs: tuple, who: str):
-    """``f(*xs)`` recorded on fresh inputs: the inputs, ``y``, the inputs' nodes and whether the results must
-    be tracked (an argument is tracked, or a function being differentiated calls ``who``)."""
-    inside = (
+def _inside(f: Callable, xs: tuple) -> bool:
+    """Whether the results must be tracked (an argument is tracked, or a function being differentiated calls
+    the public function), after checking ``f`` and the arguments ``xs`` (the errors leave the caller open:
+    ``core.errors.CALLER``)."""
+    if not callable(f):
+        raise ArgumentError(
+            f"{CALLER}: f is a {type(f).__name__}, not a function; pass the function first, {CALLER}(f, x, ...)"
+        )
+    for i, a in enumerate(xs):
+        _check_input(a, f"x[{i}]" if len(xs) > 1 else "x")
+    return (
         RECORDING.differentiating > 0
         or getattr(_NESTED, "depth", 0) > 0
         or any(isinstance(a, _TrackedValue) for a in xs)
     )
-    if not callable(f):
-        raise TypeError(f"{who}: f is a {type(f).__name__}, not a function; pass the function first, {who}(f, x, ...)")
-    for i, a in enumerate(xs):
-        _check_input(a, who, f"x[{i}]" if len(xs) > 1 else "x")
+
+
+def _recorded(f: Callable, xs: tuple):
+    """``f(*xs)`` recorded on fresh inputs: the inputs, ``y`` and the inputs' nodes."""
     inputs, y = _run(f, xs)
-    with Caller(who):
-        check_numbers(y)
-    return inputs, y, [a.tracker for a in inputs], inside
+    return inputs, y, [a.tracker for a in inputs]
 
 
-def _check_input(x, who: str, where: str) -> None:
-    """Refuse an input that is not numbers, naming ``who``: a structure (``jacobian`` and ``gradient`` take
-    those), strings, ``None``, objects."""
+def _check_input(x, where: str) -> None:
+    """Refuse an input that is not numbers (the caller left open): a structure (``jacobian`` and ``gradient``
+    take those), strings, ``None``, objects."""
     if isinstance(x, _TrackedValue) or type(x) is float or (type(x) is NDARRAY and x.dtype.kind in "fc"):
         return  # (the common inputs: nothing to convert)
     if is_structure(x):
         hint = "tl.stack([...]) makes one array of a list of values; " if isinstance(x, list | tuple) else ""
-        raise TypeError(
-            f"{who}: {where} is a {type(x).__name__}; {who} differentiates with respect to an array or a number "
-            f"({hint}tl.jacobian and tl.gradient take nested structures)"
+        raise ArgumentError(
+            f"{CALLER}: {where} is a {type(x).__name__}; {CALLER} differentiates with respect to an array or a "
+            f"number ({hint}tl.jacobian and tl.gradient take nested structures)"
         )
     try:
         param(x)
     except TypeError as error:
-        raise TypeError(f"{who}: {where} is not numbers, an array or a number ({error})") from None
+        raise DTypeError(f"{CALLER}: {where} is not numbers, an array or a number ({error})") from None
 
 
-def _transposed(y, nodes: list, stop, who: str):
+def _transposed(y, nodes: list, stop):
     """A tracked ``u`` of ``y``'s shape and dtype, and the recorded ``Jᵀu`` of each input (``None`` for one
     that receives nothing). ``u`` is ones, not zeros: ``Jᵀu`` is linear in ``u``, so its derivative is the
     same anywhere, and a rule that skips work for a zero sensitivity cannot drop it."""
     value = data(y)
     xp = namespace(value)
     u = param(xp.ones_like(value) if hasattr(value, "shape") else type(value)(1))
-    with Caller(who):
-        found = _sensitivities(y, u, nodes, nest=True, stop=stop)
+    found = _sensitivities(y, u, nodes, nest=True, stop=stop)
     return u, [found.get(n) for n in nodes]
 
 
-def _along(root, seed, u, y, inside: bool, who: str):
+def _along(root, seed, u, y, inside: bool):
     """The sensitivity that a walk from ``root`` (a recorded ``Jᵀu``, or the pairing of several) seeded with
     ``seed`` sends to ``u``: ``J v``. The walk stops at the nodes of ``f``'s tape (``y``'s): ``J v`` depends on
     them only through the values they hold. Recorded (``inside``), so that it can be differentiated again."""
-    with Caller(who):
-        found = _sensitivities(root, seed, (u.tracker,), nest=inside, stop=_tape_of(y))
+    found = _sensitivities(root, seed, (u.tracker,), nest=inside, stop=_tape_of(y))
     Jv = found.get(u.tracker)
     return Jv if Jv is not None else _zeros_of(data(y))
 
@@ -382,13 +410,13 @@ TANGENTS = {
 }
 
 
-def _swept(y, nodes: list, tangents: list, who: str):
+def _swept(y, nodes: list, tangents: list):
     """``J v`` by pushing the tangents forward over ``y``'s tape, in the order the tape was recorded."""
-    t = _pushed(_recorded_order(y.tracker, set(nodes)), nodes, tangents, who).get(y.tracker)
+    t = _pushed(recorded_order(y.tracker, set(nodes)), nodes, tangents).get(y.tracker)
     return _zeros_of(y) if t is None else t
 
 
-def _pushed(order: list, nodes: list, tangents: list, who: str) -> dict:
+def _pushed(order: list, nodes: list, tangents: list) -> dict:
     """The tangent of each node of ``order`` (a tape in the order it was recorded) that depends on ``nodes``
     moving along ``tangents``, by node."""
     tangent_of = {n: t for n, t in zip(nodes, tangents) if t is not None}
@@ -409,7 +437,7 @@ def _pushed(order: list, nodes: list, tangents: list, who: str) -> dict:
         if t is None:  # a node without a tangent here: transposed by itself (each argument once: x in f(x, x))
             operands = list(dict.fromkeys(a for a in args if type(a) is Tracked))
             moving = [tangent_of.get(a) for a in operands]
-            t = data(_by_transposition(_wrap(node), operands, moving, operands, False, who))
+            t = data(_by_transposition(_wrap(node), operands, moving, operands, False))
         tangent_of[node] = _fitted(t, node)
     return tangent_of
 
@@ -466,7 +494,7 @@ def _hvp_swept(y, node: Tracked, v):
     """``H v`` by ``hvp``'s sweep, or ``None`` where a node on the way has no rule here."""
     tangent_of = {node: v}
     way = []  # each node that depends on x, in the tape's order, with what its way back needs
-    for n in _recorded_order(y.tracker, {node}):
+    for n in recorded_order(y.tracker, {node}):
         args = n.args
         if len(args) == 1:  # (most nodes: one argument, tracked)
             a = args[0]
@@ -551,35 +579,6 @@ def _fitted(t, node):
     return t
 
 
-def _recorded_order(root: Tracked, inputs: set) -> list:
-    """The nodes of ``root``'s tape above ``inputs`` (which are not in it), each after its arguments: a
-    depth-first postorder, iterative (tapes of any depth). The sweeps read the values these nodes keep, so
-    each is refused as the walk refuses it: where an argument or a constant array of the caller's changed after
-    the node was recorded (a write into ``A`` inside ``f``, after ``A @ x``), with one reading per memory."""
-    order, done = [], set(inputs)
-    latest = tape._EPOCH
-    verified = None
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node in done:
-            continue
-        if expanded or node.isleaf:
-            done.add(node)
-            if not node.isleaf:
-                order.append(node)
-            continue
-        if node.epoch != latest:
-            check_fresh(node)
-        if node.guard is not None:
-            if verified is None:
-                verified = Verified()
-            check_constants(node, verified)
-        stack.append((node, True))
-        stack.extend((a, False) for a in node.args if type(a) is Tracked and a not in done)
-    return order
-
-
 def _reaches(s, node: Tracked) -> bool:
     """Whether the recorded sensitivity ``s`` may depend on ``node``: it is tracked and recorded, or ``node`` itself
     (a pullback that sends its sensitivity on as it is, ``real`` of a real array)."""
@@ -637,9 +636,9 @@ def _primals_and_tangents(x, v) -> tuple[tuple, tuple]:
     return (x,), (v,)
 
 
-def _tangent(v, node: Tracked, i: int, n: int, who: str = "jvp"):
+def _tangent(v, node: Tracked, i: int, n: int):
     """The tangent ``v`` for the input ``node`` as an array of its library, shape and precision, refused with
-    an error naming ``who`` and the shapes where it does not fit."""
+    an error naming the shapes where it does not fit (the caller left open: ``core.errors.CALLER``)."""
     where, tangent = (f"x[{i}]", f"v[{i}]") if n > 1 else ("x", "v")
     value = node.data
     shape = tuple(getattr(value, "shape", ()))
@@ -649,16 +648,16 @@ def _tangent(v, node: Tracked, i: int, n: int, who: str = "jvp"):
     t = v if tracked else namespace(value).asarray(data(v) if hasattr(v, "tracker") else v)
     kind = _kind(data(t))
     if kind is None or kind not in "biufc":
-        raise TypeError(f"{who}: the tangent v for {where} is not numbers ({type(v).__name__})")
+        raise DTypeError(f"{CALLER}: the tangent v for {where} is not numbers ({type(v).__name__})")
     t_shape = tuple(getattr(data(t), "shape", ()))
     if t_shape != shape:
-        raise ValueError(
-            f"{who}: the tangent {tangent} has shape {t_shape}, but {where} has shape "
+        raise ShapeError(
+            f"{CALLER}: the tangent {tangent} has shape {t_shape}, but {where} has shape "
             f"{shape}; pass a tangent of {where}'s shape"
         )
     if kind == "c" and _kind(value) != "c":
-        raise TypeError(
-            f"{who}: the tangent {tangent} is complex, but {where} is real; a real input "
+        raise DTypeError(
+            f"{CALLER}: the tangent {tangent} is complex, but {where} is real; a real input "
             "moves along real directions only (pass v.real, or make x complex)"
         )
     if tracked:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
-from trackerlab.exercises import ExerciseError
+from trackerlab import ExerciseError
 
 
 @pytest.fixture(autouse=True)

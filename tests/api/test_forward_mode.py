@@ -552,6 +552,24 @@ def test_a_parameter_updated_inside_f_after_its_use_is_refused_naming_the_operat
         getattr(tl, who)(_updates_W_after_use(W), np.ones(2), np.ones(2))
 
 
+def test_jacfwds_columns_refuse_a_constant_changed_inside_f_after_its_use():
+    """``jacfwd`` of a function with as many outputs as inputs pushes each column forward over the tape, which
+    it checks first as the walk does."""
+    A = np.random.default_rng(0).standard_normal((100, 100))  # 80 KB: kept by reference, fingerprinted
+    before = A.copy()
+
+    def f(x):
+        y = tl.tanh(A @ x)
+        A[:] = 2 * before
+        return y
+
+    with pytest.raises(tl.StaleValueError, match=r"^matmul: argument 1 \(a constant array of shape \(100, 100\)\)"):
+        tl.jacfwd(f, np.linspace(-1, 1, 100))
+    A[:] = before
+    x = np.linspace(-1, 1, 100)
+    np.testing.assert_allclose(tl.jacfwd(lambda x: tl.tanh(A @ x), x), (1 - np.tanh(A @ x) ** 2)[:, None] * A)
+
+
 def test_a_small_constant_changed_inside_f_is_read_as_it_was_when_recorded():
     # a small constant is copied when recorded: the sweeps compute at the values the forward pass used
     A0 = np.array([[1.0, 2.0], [-0.5, 0.3]])

@@ -14,7 +14,8 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import trackerlab as tl
-from trackerlab.anomaly import _WHERE, AnomalyError, recorded_at
+from trackerlab import AnomalyError
+from trackerlab.anomaly import _WHERE, recorded_at
 from trackerlab.core.recording import ANOMALY
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy warns at the division by 0

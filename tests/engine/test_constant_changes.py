@@ -436,6 +436,39 @@ def test_a_hessian_vector_product_reads_its_large_constant_three_times(monkeypat
     assert readings == [A.size] * 3
 
 
+def test_tl_hvp_reads_a_large_constant_once_when_recorded_and_once_before_its_sweep(monkeypatch):
+    """Both readings are needed: ``f`` runs between them, and may write into ``A`` after ``A @ x``."""
+    from trackerlab.core import guard as _guard
+
+    A, x, v = hvp_problem()
+    readings = []
+    weighted = _guard._weighted
+    monkeypatch.setattr(_guard, "_weighted", lambda flat: readings.append(flat.size) or weighted(flat))
+    Hv = tl.hvp(lambda x: tl.sum(tl.tanh(A @ x) ** 2), x, v)
+    np.testing.assert_allclose(Hv, analytic_hvp(A, x, v), rtol=1e-12, atol=1e-14)
+    assert readings == [A.size] * 2
+
+
+@pytest.mark.parametrize("who", ["hvp", "jvp", "gradient"])
+def test_a_constant_changed_between_two_uses_and_restored_is_refused_for_the_use_that_saw_the_change(who):
+    """Each use of a constant is fingerprinted when it is recorded. A fingerprint taken at the first use and
+    reused for the second would match again once the values are restored, and the second use's pullback would
+    read values its forward pass did not use: a wrong gradient, silently."""
+    A, x, v = hvp_problem()
+    before = A.copy()
+
+    def f(x):
+        A @ x  # recorded with the values as they are, then dropped
+        A[0, 0] += 1.0
+        y = tl.sum(tl.tanh(A @ x) ** 2)  # recorded with the changed values
+        A[:] = before
+        return y
+
+    call = {"hvp": lambda: tl.hvp(f, x, v), "jvp": lambda: tl.jvp(f, x, v), "gradient": lambda: tl.gradient(f, x)}
+    with pytest.raises(tl.StaleValueError, match=r"^matmul: argument 1 \(a constant array of shape \(200, 200\)\)"):
+        call[who]()
+
+
 @pytest.mark.parametrize("where", ["inner", "outer"])
 def test_a_hessian_vector_product_refuses_a_constant_changed_while_f_runs(where):
     A, x, v = hvp_problem()

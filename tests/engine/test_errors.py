@@ -5,6 +5,7 @@ catches them all. A failure inside a pullback is reworded to name the operation 
 from __future__ import annotations
 
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -40,6 +41,81 @@ def test_each_class_is_its_builtin_type_and_carries_the_operation(kind, builtin)
     assert error.op == "matmul" and str(error) == "matmul: something"
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is kind and again.op == "matmul" and str(again) == "matmul: something"
+
+
+@pytest.mark.parametrize(
+    ("kind", "builtin"),
+    [
+        (tl.UndefinedGradient, ValueError),
+        (tl.ReadOnlyError, ValueError),
+        (tl.MissingSpecialFunctions, ImportError),
+        (tl.AnomalyError, FloatingPointError),
+        (tl.ExerciseError, AssertionError),
+    ],
+)
+def test_every_error_trackerlab_defines_is_in_the_one_tree(kind, builtin):
+    """The errors of the other parts (a rule refusing a point without a gradient, a write into ``x.data``,
+    special functions not installed, the anomaly mode, the exercises) are ``TrackerlabError`` subclasses too,
+    still of their built-in type, and print under ``trackerlab``'s name."""
+    assert issubclass(kind, tl.TrackerlabError) and issubclass(kind, builtin)
+    assert kind.__module__ == "trackerlab" and getattr(tl, kind.__name__) is kind
+
+
+def test_a_gradient_at_a_point_without_one_is_an_undefined_gradient_naming_the_operation():
+    x = tl.param(np.diag([1.0, 1.0, 3.0]))
+    with pytest.raises(ValueError, match=r"^eigh: the gradient of the eigenvectors is undefined") as caught:
+        tl.back_(tl.sum(tl.eigh(x)[1] * np.arange(9.0).reshape(3, 3)))
+    assert type(caught.value) is tl.UndefinedGradient and caught.value.op == "eigh"
+    x = tl.param(np.diag([2.0, 2.0, 1.0]))
+    u, _s, vh = tl.svd(x)
+    with pytest.raises(tl.UndefinedGradient, match=r"^svd: ") as caught:
+        tl.back_(tl.sum(u[:, 0] * vh[0]))
+    assert caught.value.op == "svd"
+    x = tl.param(np.outer([1.0, 2.0], [1.0, 0.0, 1.0]))
+    with pytest.raises(tl.UndefinedGradient, match=r"^pinv: ") as caught:
+        tl.back_(tl.sum(tl.pinv(x)))
+    assert caught.value.op == "pinv"
+
+
+def test_a_write_into_a_tracked_arrays_values_is_a_read_only_error():
+    x = tl.param([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"^x.data\[...\] = …: the values of a tracked array are read-only") as caught:
+        x.data[0] = 5.0
+    assert type(caught.value) is tl.ReadOnlyError and caught.value.op is None
+    with pytest.raises(tl.ReadOnlyError, match=r"^x.data -= …"):
+        x.data -= 1.0
+    assert np.array_equal(x.data, [1.0, 2.0])
+
+
+def test_special_functions_not_installed_is_a_missing_special_functions_error_naming_the_operation(monkeypatch):
+    for module in [m for m in sys.modules if m == "scipy" or m.startswith("scipy.")]:
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(ImportError, match=r"^gammaln: .*pip install scipy") as caught:
+        tl.gammaln(tl.param(1.5))
+    assert type(caught.value) is tl.MissingSpecialFunctions and caught.value.op == "gammaln"
+
+
+def test_a_nan_in_the_backward_pass_is_an_anomaly_error_naming_the_operation():
+    with tl.detect_anomaly(), pytest.raises(FloatingPointError, match="pullback of sqrt sent Inf") as caught:
+        x = tl.param([1.0, 0.0])
+        tl.back_(tl.sum(tl.sqrt(x)))
+    error = caught.value
+    assert type(error) is tl.AnomalyError and error.op == "sqrt" and error.argument == 0
+    assert error.node.f.name == "sqrt" and error.where is not None and error.where[0] == __file__
+
+
+def test_a_wrong_exercise_answer_is_an_exercise_error_naming_the_rule_checked():
+    def halve(x):
+        return tl.track(halve, x) if tl.istracked(x) else x / 2
+
+    tl.grad_rule(halve)(lambda x: (tl.data(x) / 2, lambda g: (g * 2,)))  # the derivative is 1/2, not 2
+    with pytest.raises(AssertionError, match=r"^halve: the derivative for argument 1 is wrong") as caught:
+        tl.exercises.check_rule(halve, 3.0)
+    assert type(caught.value) is tl.ExerciseError and caught.value.op == "halve"
+    with pytest.raises(tl.ExerciseError, match=r"^ref: no prediction for b") as caught:
+        tl.exercises.check_ref({}, {"b": tl.param(1.0) * 2})
+    assert caught.value.op is None
 
 
 def test_a_parameter_changed_before_back_is_a_stale_value_error_naming_the_operation():
@@ -175,6 +251,17 @@ def test_naming_gives_one_class_per_type():
         (lambda: tl.zero_grad_(tl.param(1.0) * 2.0), tl.ParameterError, "zero_grad_"),
         (lambda: tl.param("text"), tl.DTypeError, "param"),
         (lambda: tl.gradient(lambda d: d["a"], {"a": "text"}), tl.ArgumentError, "gradient"),
+        (lambda: tl.jvp(lambda x: x, [1.0, 2.0], [1.0]), tl.ShapeError, "jvp"),
+        (lambda: tl.jvp(lambda x: x, [1.0], [1j]), tl.DTypeError, "jvp"),
+        (lambda: tl.jvp(lambda x: x, "text", 1.0), tl.DTypeError, "jvp"),
+        (lambda: tl.jvp(lambda x: x, 1.0, "text"), tl.DTypeError, "jvp"),
+        (lambda: tl.jacfwd("f", 1.0), tl.ArgumentError, "jacfwd"),
+        (lambda: tl.jacfwd(lambda x: x, {"a": 1.0}), tl.ArgumentError, "jacfwd"),
+        (lambda: tl.jacfwd(lambda x: x, (1.0, 2.0)), tl.ArgumentError, "jacfwd"),
+        (lambda: tl.jacfwd(lambda x: "text", 1.0), tl.DTypeError, "jacfwd"),
+        (lambda: tl.hvp(lambda x: tl.sum(x), [1.0, 2.0], [1.0]), tl.ShapeError, "hvp"),
+        (lambda: tl.hvp(lambda x: x * 2.0, [1.0, 2.0], [1.0, 1.0]), tl.ShapeError, "hvp"),
+        (lambda: tl.hvp(lambda x: x, (1.0, 2.0), (1.0, 1.0)), tl.ArgumentError, "hvp"),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
@@ -197,6 +284,17 @@ def test_the_innermost_public_function_names_the_error():
     with pytest.raises(ValueError, match=r"^back_: y has shape \(2,\)") as caught:
         tl.gradient(f, 1.0)
     assert caught.value.op == "back_"
+
+
+def test_forward_mode_inside_forward_mode_names_the_innermost_function():
+    """An ``hvp`` whose ``f`` calls ``jvp`` with a tangent of the wrong shape: the error is ``jvp``'s."""
+
+    def f(x):
+        return tl.jvp(lambda z: tl.sum(z * z), x, [1.0])[1]
+
+    with pytest.raises(ValueError, match=r"^jvp: the tangent v has shape \(1,\), but x has shape \(2,\)") as caught:
+        tl.hvp(f, [1.0, 2.0], [1.0, 1.0])
+    assert type(caught.value) is tl.ShapeError and caught.value.op == "jvp"
 
 
 def test_a_tool_built_on_the_walk_names_itself():

@@ -18,7 +18,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import trackerlab as tl
-from trackerlab.anomaly import AnomalyError
+from trackerlab import AnomalyError
 
 PACKAGE = str(Path(tl.__file__).parent)
 

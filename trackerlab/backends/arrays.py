@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..core.errors import MissingSpecialFunctions
+
 _SCALARS = (int, float, bool, numbers.Number)
 _NAMESPACES: dict[type | None, object] = {}  # None: the default, NumPy
 _SKIP: dict[type, bool] = {}  # whether values of a type are Python scalars, which have no namespace
@@ -167,10 +169,6 @@ def isfinite_scalar(value) -> bool:
     return math.isfinite(float(value))
 
 
-class MissingSpecialFunctions(ImportError):
-    """The special functions of an operation's backend are not installed (SciPy for NumPy), or the backend has none."""
-
-
 def special_functions(name: str, *values):
     """The module of special functions, by SciPy's names, for the library of ``values``, for the operation ``name``:
     ``scipy.special`` for NumPy and Python numbers (and for dask, whose arrays apply SciPy's ufuncs block by
@@ -185,7 +183,8 @@ def special_functions(name: str, *values):
         except ImportError:
             raise MissingSpecialFunctions(
                 f"{name}: trackerlab computes special functions with SciPy, which is not installed; "
-                "pip install scipy (or pip install 'trackerlab-ad[special]')"
+                "pip install scipy (or pip install 'trackerlab-ad[special]')",
+                op=name,
             ) from None
         return scipy.special
     if library == "cupy":

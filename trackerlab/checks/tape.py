@@ -9,6 +9,7 @@ from typing import Any
 
 from ..anomaly import _place, recorded_at
 from ..backends.arrays import namespace, shape_of
+from ..core.errors import UndefinedGradient
 from ..core.recording import no_grad
 from ..core.tracked import Tracked, _TrackedValue, data
 from ..core.validation import check_constants, check_fresh
@@ -16,7 +17,6 @@ from ..ops.custom import _CUSTOM_RULES, _rule_key
 from ..ops.registry import Op
 from ..presentation.numbering import names, numbering
 from ..presentation.text import call_text
-from ..rules._util import UndefinedGradient
 from ..rules.utility import hook, nobacksies
 from ..tapereport import OK, SKIPPED, UNDETERMINED, WRONG, TapeCheck, TapeCheckEntry
 from .differences import agree, central, float64, inner, kink, random_like, roundoff

@@ -12,17 +12,22 @@ from __future__ import annotations
 
 __all__ = [
     "CALLER",
+    "AnomalyError",
     "ArgumentError",
     "Caller",
     "DTypeError",
+    "ExerciseError",
     "FirstOrderError",
     "LazyValueError",
+    "MissingSpecialFunctions",
     "NonFiniteError",
     "ParameterError",
+    "ReadOnlyError",
     "ReplayError",
     "ShapeError",
     "StaleValueError",
     "TrackerlabError",
+    "UndefinedGradient",
     "naming",
 ]
 
@@ -83,6 +88,45 @@ class ReplayError(TrackerlabError, RuntimeError):
 
 class NonFiniteError(TrackerlabError, FloatingPointError):
     """A loss that is NaN or infinite, which has no gradient to compute."""
+
+
+class UndefinedGradient(TrackerlabError, ValueError):
+    """A pullback's refusal at a point where the derivative does not exist (repeated eigen- or singular
+    values, a change of rank): the rule is right, the point has no gradient. ``check_tape`` reports it as
+    undetermined there, not as a wrong rule."""
+
+
+class ReadOnlyError(TrackerlabError, ValueError):
+    """A write into the values of a tracked array (``x.data -= …``, ``x.data[i] = …``): refused, with
+    what to write instead. A ``ValueError``, as NumPy's own refusal is."""
+
+
+class MissingSpecialFunctions(TrackerlabError, ImportError):
+    """The special functions an operation needs (``gammaln``, ``erf``, …) are not installed for its
+    backend (SciPy for NumPy)."""
+
+
+class AnomalyError(TrackerlabError, FloatingPointError):
+    """A NaN or Inf appeared in the backward pass under ``detect_anomaly``.
+
+    ``node`` is the ``Tracked`` node whose pullback sent it (for a bad seed Δ, the node of ``y``; for
+    contributions that overflowed when added up, the node that received them), ``op`` its operation's
+    name, ``argument`` the position of the argument it was sent to (from 0; ``None`` when no pullback
+    made it), ``where`` the ``(filename, line, function)`` of your code that recorded the
+    operation (``None`` when unknown) and ``stack`` the frames of your code around it, innermost first.
+    """
+
+    def __init__(self, message: str = "", node=None, argument: int | None = None, stack: tuple = ()):
+        super().__init__(message, op=node.f.name if node is not None else None)
+        self.node = node
+        self.argument = argument
+        self.stack = stack
+        self.where = stack[0] if stack else None
+
+
+class ExerciseError(TrackerlabError, AssertionError):
+    """An exercise's answer disagrees with trackerlab: the message says where, what was expected, and a hint
+    (an ``AssertionError``, as a test's would be)."""
 
 
 for _kind in (TrackerlabError, *TrackerlabError.__subclasses__()):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 
 from ..backends.arrays import NDARRAY
+from .errors import ReadOnlyError
 
 _READ_ONLY = (
     "{spelling}: the values of a tracked array are read-only, since the tape keeps them for the backward pass "
@@ -19,12 +20,9 @@ _READ_ONLY = (
 )
 
 
-class ReadOnlyError(ValueError):
-    """A write into the values of a tracked array (``x.data -= …``, ``x.data[i] = …``): refused, with
-    what to write instead. A ``ValueError``, as NumPy's own refusal is."""
-
-    def __init__(self, spelling: str):
-        super().__init__(_READ_ONLY.format(spelling=spelling))
+def _refused(spelling: str) -> ReadOnlyError:
+    """The refusal of the write ``spelling`` (``x.data -= …``), saying what to write instead."""
+    return ReadOnlyError(_READ_ONLY.format(spelling=spelling))
 
 
 def _plain_view(value):
@@ -51,12 +49,12 @@ class ReadOnlyView(NDARRAY):
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if method == "at" and type(inputs[0]) is ReadOnlyView and not inputs[0].flags.writeable:
-            raise ReadOnlyError(f"np.{ufunc.__name__}.at(x.data, …)")
+            raise _refused(f"np.{ufunc.__name__}.at(x.data, …)")
         if out is not None:
             if any(type(o) is ReadOnlyView and not o.flags.writeable for o in out):
                 augmented = ufunc.__name__ in _IN_PLACE and inputs and inputs[0] is out[0]
                 spelling = f"x.data {_IN_PLACE[ufunc.__name__]} …" if augmented else "out=x.data"
-                raise ReadOnlyError(spelling)
+                raise _refused(spelling)
             kwargs["out"] = tuple(_plain_view(o) for o in out)
         return getattr(ufunc, method)(*_plain_args(inputs), **kwargs)
 
@@ -68,27 +66,27 @@ class ReadOnlyView(NDARRAY):
 
     def __setitem__(self, index, value):
         if not self.flags.writeable:
-            raise ReadOnlyError("x.data[...] = …")
+            raise _refused("x.data[...] = …")
         NDARRAY.__setitem__(self, index, value)
 
     def fill(self, value):
         if not self.flags.writeable:
-            raise ReadOnlyError("x.data.fill(…)")
+            raise _refused("x.data.fill(…)")
         NDARRAY.fill(self, value)
 
     def sort(self, *args, **kwargs):
         if not self.flags.writeable:
-            raise ReadOnlyError("x.data.sort(…)")
+            raise _refused("x.data.sort(…)")
         NDARRAY.sort(self, *args, **kwargs)
 
     def partition(self, *args, **kwargs):
         if not self.flags.writeable:
-            raise ReadOnlyError("x.data.partition(…)")
+            raise _refused("x.data.partition(…)")
         NDARRAY.partition(self, *args, **kwargs)
 
     def put(self, *args, **kwargs):
         if not self.flags.writeable:
-            raise ReadOnlyError("x.data.put(…)")
+            raise _refused("x.data.put(…)")
         NDARRAY.put(self, *args, **kwargs)
 
     def copy(self, order="C"):

@@ -287,6 +287,31 @@ def _count_uses(
     return uses
 
 
+def recorded_order(root: Tracked, inputs: set) -> list:
+    """The nodes of ``root``'s tape above ``inputs`` (which are not in it), each after its arguments: the walk's
+    order reversed, by the walk's own pass (``_count_uses``) and loop without the pullbacks. Forward mode's
+    sweeps read the values these nodes keep, so the tape is refused as the walk refuses it, where an argument or
+    a constant array of the caller's changed after a node was recorded.
+
+    >>> import trackerlab as tl
+    >>> x = tl.param(2.0)
+    >>> [node.f.name for node in recorded_order(tl.sin(x * x).tracker, {x.tracker})]
+    ['multiply', 'sin']
+    """
+    stop = set(inputs)
+    uses = _count_uses(root, stop)
+    order = []
+    ready = deque((root,))
+    while ready:
+        node = ready.popleft()
+        if node.isleaf or node in stop:
+            continue
+        order.append(node)
+        _release(node, stop, uses, ready)
+    order.reverse()
+    return order
+
+
 def _shown(value):
     """A sensitivity as ``backprop_steps`` shows it: a read-only view of a NumPy array, since the walk goes on
     with the array itself (it is on its way to the arguments: ``s.delta *= 0`` changed their gradients)."""

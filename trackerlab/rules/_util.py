@@ -198,12 +198,6 @@ def real_for(x, s):
     return s
 
 
-class UndefinedGradient(ValueError):
-    """A pullback's refusal at a point where the derivative does not exist (repeated eigen- or singular
-    values, a change of rank): the rule is right, the point has no gradient. ``check_tape`` reports it as
-    undetermined there, not as a wrong rule."""
-
-
 ORDERS = "it orders or compares values, which complex numbers do not allow"
 
 

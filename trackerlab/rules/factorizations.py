@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Literal
 
+from ..core.errors import UndefinedGradient
 from ..core.tracked import data, istracked
 from ..ops.registry import defop, register_rules
 from ._util import (
-    UndefinedGradient,
     array,
     is_complex,
     lift,
@@ -241,7 +241,8 @@ def _require_distinct(name: str, values, what: str, sorted_: bool) -> None:
     if bool(xp.any(gaps <= tol)):
         raise UndefinedGradient(
             f"{name}: the gradient of the {what} is undefined where values repeat ({v}); it exists only "
-            f"for distinct values: differentiate a function of the values alone, or perturb the matrix"
+            f"for distinct values: differentiate a function of the values alone, or perturb the matrix",
+            op=name,
         )
 
 
@@ -299,7 +300,8 @@ def _svd_rule(g, ans, x, part, full_matrices=True):
     _require_distinct("svd", s, "singular vectors (U, Vh)", sorted_=True)
     if m != n and bool(ns(_plain(s)).any(_plain(s) <= 8 * k * _eps(s) * _plain(s)[..., :1])):
         raise UndefinedGradient(
-            f"svd: the gradient of U and Vh of a non-square matrix is undefined at a zero singular value ({_plain(s)})"
+            f"svd: the gradient of U and Vh of a non-square matrix is undefined at a zero singular value ({_plain(s)})",
+            op="svd",
         )
     u, v = _factors(x, full_matrices)
     dtype = data(ans).dtype
@@ -413,7 +415,8 @@ def _pinv_rule(g, ans, x, rcond=None, hermitian=False, *, rtol=None):
     if bool(xp.any(s <= cutoff * s[..., :1])):
         raise UndefinedGradient(
             f"pinv: the gradient is undefined at a rank-deficient matrix (singular values {s}): the "
-            "pseudo-inverse jumps where the rank changes"
+            "pseudo-inverse jumps where the rank changes",
+            op="pinv",
         )
     p = pinv(x, rcond=rcond, rtol=rtol)
     pt = mT(p)
