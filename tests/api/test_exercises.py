@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+from shell import ipython_shell
 
 import trackerlab as tl
 from trackerlab import ExerciseError
@@ -293,11 +294,10 @@ def _replace_answer(source: str, answer: str) -> str:
 def test_each_check_fails_on_a_wrong_answer_and_on_none_and_passes_on_the_reference(path, monkeypatch):
     """The notebook runs in an IPython shell up to its exercises; then each exercise is answered wrongly (its
     check must raise ExerciseError), not at all (the student version), and with the reference answer."""
-    from IPython.core.interactiveshell import InteractiveShell
-
     monkeypatch.chdir(NOTEBOOKS)
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    shell = InteractiveShell.instance()
+    shell = ipython_shell()  # the tests' one shell, its namespace emptied before and after the notebook
+    shell.reset(new_session=False)
     try:
         nb = nbformat.read(path, as_version=4)
         pairs = _exercises(nb)
@@ -325,4 +325,4 @@ def test_each_check_fails_on_a_wrong_answer_and_on_none_and_passes_on_the_refere
                 if cell.cell_type == "code":
                     assert run(cell.source) is None, cell.id
     finally:
-        InteractiveShell.clear_instance()
+        shell.reset(new_session=False)

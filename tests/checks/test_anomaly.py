@@ -9,9 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from shell import ipython_shell
 
 import trackerlab as tl
 from trackerlab import AnomalyError
@@ -223,8 +222,7 @@ def test_no_false_alarm_on_a_finite_tape():
 
 @pytest.fixture
 def ip():
-    shell = start_ipython() or get_ipython()
-    shell.run_line_magic("load_ext", "trackerlab")
+    shell = ipython_shell()
     shell.user_ns.update({"a": [1.0, 0.0], "tl": tl})
     yield shell
     for name in ("a", "s", "y", "tl"):

@@ -8,9 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from shell import ipython_shell
 
 import trackerlab as tl
 
@@ -41,8 +40,7 @@ def test_numbers_of_every_kind_are_a_delta(delta):
 
 @pytest.fixture
 def ip():
-    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
-    shell.run_line_magic("load_ext", "trackerlab")
+    shell = ipython_shell()
     shell.user_ns.update({"tl": tl, "np": np})
     yield shell
     tl.set_language("en")

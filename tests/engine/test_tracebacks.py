@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from shell import ipython_shell
 
 import trackerlab as tl
 from trackerlab import AnomalyError
@@ -139,8 +138,7 @@ def test_plain_python_prints_the_users_frames_only(tmp_path, full):
 
 @pytest.fixture
 def ip():
-    shell = start_ipython() or get_ipython()
-    shell.run_line_magic("load_ext", "trackerlab")
+    shell = ipython_shell()
     shell.user_ns.update({"tl": tl, "np": np, "a": [1.0, 0.0]})
     yield shell
     for name in ("tl", "np", "a", "W", "s", "y"):

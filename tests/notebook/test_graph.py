@@ -7,6 +7,7 @@ import threading
 import networkx as nx
 import numpy as np
 import pytest
+from shell import ipython_shell
 from test_folding import titles
 
 import trackerlab as tl
@@ -316,12 +317,9 @@ def test_bad_fold_values_are_named():
 
 
 def test_track_cells_statements_and_functions_fold_as_blocks():
-    from IPython import get_ipython
-    from IPython.testing.globalipapp import start_ipython
     from IPython.utils.capture import capture_output
 
-    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
-    shell.run_line_magic("load_ext", "trackerlab")
+    shell = ipython_shell()
     rng = np.random.default_rng(0)
     names = dict(tl=tl, x=rng.normal(size=(4, 3)), W1=rng.normal(size=(3, 5)), b1=np.zeros(5))
     names.update(W2=rng.normal(size=(5, 2)), b2=np.zeros(2))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from IPython import get_ipython
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from markup import picture
+from shell import ipython_shell
 
 import trackerlab as tl
 
@@ -17,9 +16,8 @@ RICH = ["text/plain", "text/html", "image/svg+xml", "image/png", "application/vn
 
 @pytest.fixture
 def ip():
-    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
+    shell = ipython_shell()
     shell.display_formatter.active_types = RICH
-    shell.run_line_magic("load_ext", "trackerlab")
     shell.user_ns.update({"a": 2.0, "b": 3.0, "tl": tl})
     yield shell
     for name in ("a", "b", "c", "y", "w", "q", "z", "loss", "before", "after", "h", "tl"):
@@ -229,8 +227,7 @@ def test_the_magics_messages_follow_the_language(ip):
 
 @pytest.fixture
 def ip_params():
-    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
-    shell.run_line_magic("load_ext", "trackerlab")
+    shell = ipython_shell()
     rng = np.random.default_rng(4)
     shell.user_ns.update({"W": rng.normal(size=(2, 3)), "x": rng.normal(size=3), "tl": tl, "np": np})
     yield shell
@@ -274,8 +271,7 @@ def test_running_a_cell_again_gives_its_gradients_once(ip_params):
 
 @pytest.fixture
 def ip_back():
-    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
-    shell.run_line_magic("load_ext", "trackerlab")
+    shell = ipython_shell()
     shell.user_ns.update({"a": 2.0, "tl": tl})
     yield shell
     for name in ("a", "y", "tl"):

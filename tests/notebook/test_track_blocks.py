@@ -10,10 +10,9 @@ import sys
 
 import numpy as np
 import pytest
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from markup import pictures
+from shell import ipython_shell
 from test_folding import titles
 
 import trackerlab as tl
@@ -23,9 +22,8 @@ MLP = "%%track -p W1 b1 W2 b2\nh = tl.tanh(dense(W1, b1, x))\nout = dense(W2, b2
 
 @pytest.fixture
 def ip():
-    shell = start_ipython() or get_ipython()  # the first call starts the shell, later ones return None
+    shell = ipython_shell()
     shell.display_formatter.active_types = ["text/plain", "text/html", "image/svg+xml"]
-    shell.run_line_magic("load_ext", "trackerlab")
     rng = np.random.default_rng(0)
     shell.user_ns.update(tl=tl, np=np, x=rng.normal(size=(64, 784)))
     shell.user_ns.update(W1=rng.normal(size=(784, 256)) / 28, b1=np.zeros(256))
