@@ -591,9 +591,9 @@ def chain_with_inputs(n: int):
 def crossings(svg: str) -> int:
     """How many pairs of edges cross, from their sampled paths up to their arrows' tips."""
     _, edges, heads, _ = geometry(svg)
-    paths = {key: np.array([*points, heads[key][0]]) for key, points in edges.items()}
+    paths = [np.array([*points, heads[key][0]]) for key, points in edges.items()]
     total = 0
-    for (a, p), (b, q) in itertools.combinations(paths.items(), 2):
+    for p, q in itertools.combinations(paths, 2):
         q = q + (1e-6, 2e-6)  # two paths through one sampled point (both curves' middle) still cross
         p0, p1, q0, q1 = p[:-1, None], p[1:, None], q[None, :-1], q[None, 1:]
 
