@@ -99,10 +99,10 @@ def test_the_smallest_text_of_the_drawing_reads_at_11_px():
             for i in range(3)
             for s in re.findall(r"font-size: ([\d.]+)px", picture(stepper.frame_views[i].value))
         }
-    assert min(sizes) * PX * ZOOM >= 11  # 6.5 pt at 1.3 times: 11.3 px
+    assert min(sizes) * PX * ZOOM >= 12  # 8.25 pt at 1.1 times: 12.1 px
     assert f"--tl-zoom: {ZOOM};" in stepper_module._STYLE
     zooms = [float(z) for z in re.findall(r"\.tl-zoom-\d \{ --tl-zoom: ([\d.]+); \}", stepper_module._STYLE)]
-    assert zooms == [1.6, 2.0]
+    assert zooms == [1.4, 1.8]
 
 
 def test_boxes_keep_their_size_when_their_delta_arrives():
