@@ -6,8 +6,10 @@ boxes and never under one; layers are ordered by repeated barycentre sweeps (kee
 the fewest crossings); positions across the layers are the least-squares fit to the neighbours'
 positions under the boxes' spacing (isotonic regression, so dummy chains come out straight); each
 edge is then a smooth curve through its bend points, with one port per argument on the box it
-enters, so ``x * x`` shows two arrows. Coordinates are inches; ``r`` runs along the layers
-(inputs to output), ``o`` across them.
+enters, so ``x * x`` shows two arrows. That is one strip (``Strip``); a strip too long for the page
+is placed as a snake (boustrophedon): cut into bands between layers, each band turned half round from
+the one before, the edges between bands turning round the bands' ends. Coordinates are inches; ``r``
+runs along the layers (inputs to output), ``o`` across them.
 """
 
 from __future__ import annotations
@@ -51,13 +53,6 @@ class Layout:
     direction: str  # "right" or "down"
     layers: int
     bands: int = 1  # 1: one strip; more: a snake of that many bands
-
-
-def layout(keys: list, sizes: dict, edges: list, direction: str, margin: float = 0.12, wrap=None) -> Layout:
-    """Place ``keys`` (in a topological order) with box ``sizes`` (key → (width, height)) and route
-    ``edges`` ((source, target, position), one per recorded use), layered ``"right"`` or ``"down"``; a
-    drawing longer than ``wrap`` inches along its layers runs back and forth in bands (see ``Strip.place``)."""
-    return Strip(keys, sizes, edges, direction, margin).place(wrap)
 
 
 class Strip:
