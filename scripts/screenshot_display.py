@@ -4,9 +4,10 @@
 
 writes OUTDIR/repr.html (HTML reprs, light), OUTDIR/repr-dark.html (the same in JupyterLab's dark
 colours), OUTDIR/tape.html (the drawings as the notebook shows them: pictures), OUTDIR/stepper.html (a
-stepper's self-contained copy), each of these also as OUTDIR/NAME-sanitised.html (what is left after
-removing what JupyterLab's sanitiser removes from an untrusted notebook: style blocks, scripts, inline
-<svg> tags, styles that use var(…)), and a PNG screenshot of each.
+stepper's self-contained copy), OUTDIR/models.html (the drawing and the stepper's copy of a 784-256-10
+perceptron at batch 64 and of a 2,000-operation chain), each of these also as OUTDIR/NAME-sanitised.html
+(what is left after removing what JupyterLab's sanitiser removes from an untrusted notebook: style blocks,
+scripts, inline <svg> tags, styles that use var(…)), and a PNG screenshot of each.
 """
 
 from __future__ import annotations
@@ -71,6 +72,36 @@ def examples() -> list[tuple[str, str]]:
         ("mean(tanh(h) * 2)", html_repr(loss, labels={h: "h"})),
         ("a 10,001-value chain", html_repr(z)),
     ]
+
+
+def models() -> str:
+    """``plot_tape``'s drawing and the stepper's copy (at its fourth step) of a real model and of a long chain."""
+    from trackerlab.notebook.drawing import tape_html
+
+    rng = np.random.default_rng(0)
+    W1, b1 = tl.param(rng.normal(size=(256, 784)) * 0.05), tl.param(np.zeros(256))
+    W2, b2 = tl.param(rng.normal(size=(10, 256)) * 0.05), tl.param(np.zeros(10))
+    x, t = rng.normal(size=(784, 64)), np.eye(10)[:, rng.integers(0, 10, 64)]
+    with tl.scope("layer 1"):
+        h = tl.tanh(W1 @ x + b1[:, None])
+    with tl.scope("layer 2"):
+        out = W2 @ h + b2[:, None]
+    loss = -tl.sum(t * tl.log_softmax(out, axis=0)) / 64
+    c = tl.param(0.3)
+    chain = c
+    for _ in range(1000):
+        chain = tl.sin(chain) * 1.0
+    parts = []
+    for title, y, labels in (
+        ("a 784-256-10 perceptron at batch 64", loss, {W1: "W1", b1: "b1", W2: "W2", b2: "b2"}),
+        ("a 2,000-operation chain", chain, {c: "x"}),
+    ):
+        parts.append(f"<h3>{escape(title)}: plot_tape</h3>{tape_html(y, labels=labels)[1]}")
+        with tl.BackpropStepper(y, labels=labels, static_frames=0) as stepper:
+            for step in range(4):
+                stepper.index = step
+            parts.append(f"<h3>{escape(title)}: the stepper at step 4</h3>{stepper.to_html()}")
+    return "".join(parts)
 
 
 def page(body: str, head: str = "", attributes: str = 'data-jp-theme-light="true"') -> str:
@@ -142,7 +173,7 @@ def main(out: Path) -> None:
     u, v = tl.param(2.0), tl.param(3.0)
     with tl.BackpropStepper(u * v + u, labels={u: "a", v: "b"}) as stepper:
         copy = stepper.to_html()
-    pages = {"repr": body, "tape": tape, "stepper": copy}
+    pages = {"repr": body, "tape": tape, "stepper": copy, "models": models()}
     for name, html in pages.items():
         (out / f"{name}.html").write_text(page(html))
         (out / f"{name}-dark.html").write_text(page(html, DARK, DARK_BODY))
@@ -150,7 +181,8 @@ def main(out: Path) -> None:
         (out / f"{name}-sanitised-dark.html").write_text(page(sanitised(html), DARK, DARK_BODY))
     for name in pages:
         for variant in ("", "-dark", "-sanitised", "-sanitised-dark"):
-            screenshot(out / f"{name}{variant}.html", out / f"{name}{variant}.png")
+            size = "1280,5200" if name == "models" else "1200,1600"
+            screenshot(out / f"{name}{variant}.html", out / f"{name}{variant}.png", size)
 
 
 if __name__ == "__main__":

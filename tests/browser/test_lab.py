@@ -54,7 +54,7 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
     page.wait_for_timeout(1000)  # past the moment the copy would appear (see _static.py)
     assert page.evaluate("() => [window.tlCopyFrames, window.tlCopySeen]")[1] == 0  # never seen, not a flash
     assert frame_text(page).splitlines()[:2] == ["step 1 of 4: y = c + a", "Δ arrived: 1.0  (the seed)"]
-    assert stepper.locator(".tl-frame-drawing img.tl-picture:visible").count() == 1
+    assert stepper.locator(".tl-frame-view img.tl-picture:visible").count() == 1
 
     next_button = stepper.get_by_role("button", name="next ▶")
     assert next_button.is_visible() and stepper.locator(".tl-static-note").is_hidden()
@@ -85,7 +85,7 @@ def test_stepping_through_a_walk_in_jupyterlab(page, lab, screenshots):
     from playwright.sync_api import expect  # here: without playwright the tests are skipped, not broken
 
     expect(next_button).to_be_disabled()  # its state comes in a message of its own: wait for it
-    drawing = stepper.locator(".tl-frame-drawing img.tl-picture:visible")
+    drawing = stepper.locator(".tl-frame-view img.tl-picture:visible")
     assert drawing.evaluate("i => i.complete && i.naturalWidth") > 0
     assert unquote(drawing.get_attribute("src")).count(">b = param<") == 1
     stepper.scroll_into_view_if_needed()

@@ -72,7 +72,7 @@ def test_the_export_steps_offline(page, exported, screenshots):
     stepper = page.locator(".tl-static-stepper")
     stepper.wait_for()
     assert frame_text(page).splitlines()[0] == "step 1 of 4: y = c + a"
-    drawing = stepper.locator(".tl-frame-drawing img.tl-picture")
+    drawing = stepper.locator(".tl-frame-view img.tl-picture")
     assert drawing.count() == 1 and drawing.evaluate("i => i.complete && i.naturalWidth") > 0
     page.screenshot(path=str(screenshots / "offline-export-step1.png"), full_page=True)
 

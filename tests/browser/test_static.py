@@ -90,7 +90,7 @@ def test_stepping_on_a_static_page(page, site, screenshots):
     stepper.wait_for()
     assert widget.is_hidden() and page.locator(".tl-stepper:visible").count() == 0
     shown(page, "step 1 of 4")
-    assert stepper.locator(".tl-frame-drawing img.tl-picture:visible").count() == 1
+    assert stepper.locator(".tl-frame-view img.tl-picture:visible").count() == 1
 
     stepper.get_by_role("button", name="next step").click()
     shown(page, "step 2 of 4")

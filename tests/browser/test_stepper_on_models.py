@@ -1,6 +1,7 @@
 """The stepper's self-contained copy on a real model and a long chain, in Chromium at 1280×800, light and
-dark: at each of the first steps the current node's box and the next button are in the window without
-scrolling, every text reads at 11 px or more, and the text panel keeps its width."""
+dark: at each of the first steps the current node's box, the drawing's legend and the next button are in the
+window without scrolling, a heat map's legend is whole, every text reads at 11 px or more, and the text panel
+and the drawing keep their places."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import trackerlab as tl
+from trackerlab.notebook.stepper.frame_html import ZOOM
 
 WINDOW = {"width": 1280, "height": 800}
 
@@ -83,7 +85,7 @@ def test_the_current_node_and_the_controls_stay_in_the_window(browser, screensho
         stepper.evaluate("e => e.scrollIntoView()")  # the reader scrolls to the stepper once
         scrolled = page.evaluate("() => window.scrollY")
         next_button = stepper.get_by_role("button", name="next step")
-        widths = set()
+        widths, places, heats = set(), set(), 0
         for step in range(5):
             page.wait_for_function(
                 "(k) => document.querySelector('.tl-static-stepper .tl-frame-text').textContent.startsWith(k)",
@@ -98,7 +100,25 @@ def test_the_current_node_and_the_controls_stay_in_the_window(browser, screensho
             assert top - 1 <= box["top"] and box["bottom"] <= bottom + 1, (step, box)
             button = next_button.bounding_box()
             assert button["y"] >= 0 and button["y"] + button["height"] <= WINDOW["height"]
-            assert box["scale"] == pytest.approx(1.3, abs=0.01)  # the drawing never shrinks below its text size
+            assert box["scale"] == pytest.approx(ZOOM, abs=0.01)  # the drawing never shrinks below its text size
+            # the drawing's legend, outside the window that pans: whole, in the browser window
+            key = stepper.locator(".tl-frame-legend").bounding_box()
+            assert key["height"] > 10 and 0 <= key["y"] and key["y"] + key["height"] <= WINDOW["height"], (step, key)
+            assert key["x"] >= 0 and key["x"] + key["width"] <= WINDOW["width"], (step, key)
+            assert key["y"] >= bottom - 1, (step, key, box)
+            # a heat map's legend is whole: nothing of it cut by its panel or the page
+            heat = stepper.evaluate(
+                """e => { const l = e.querySelector('.tl-frame-values .tl-heat-legend'); if (!l) return null;
+                     const p = l.closest('.tl-frame-values'), r = l.getBoundingClientRect(), q = p.getBoundingClientRect();
+                     return {legend: [r.left, r.top, r.right, r.bottom], panel: [q.left, q.top, q.right, q.bottom],
+                             cut: p.scrollHeight > p.clientHeight + 1 || p.scrollWidth > p.clientWidth + 1}; }"""
+            )
+            if heat is not None:
+                heats += 1
+                (l0, t0, r0, b0), (l1, t1, r1, b1) = heat["legend"], heat["panel"]
+                assert not heat["cut"] and l1 <= l0 and r0 <= r1 + 1 and t1 <= t0 and b0 <= b1 + 1, (step, heat)
+                assert b0 <= WINDOW["height"] and r0 <= left, (step, heat, box)  # beside the drawing, not under it
+            places.add(round(left))
             assert smallest_drawing_text(page, view) >= 11
             sizes = page.evaluate(
                 """() => [...document.querySelectorAll('.tl-static-stepper *')]
@@ -111,13 +131,15 @@ def test_the_current_node_and_the_controls_stay_in_the_window(browser, screensho
                 page.screenshot(path=str(screenshots / f"stepper-{model.__name__}-{scheme}.png"))
             next_button.click()
         assert len(widths) == 1, widths
+        assert len(places) == 1, places  # the window stays where it is, with or without a heat map beside it
+        assert heats >= (2 if model is mlp else 0)  # the MLP's Δ of 10×64 at steps 4 and 5
         assert page.evaluate("() => window.scrollY") == scrolled  # no scrolling needed
         # the zoom makes the drawing larger, still placed on the current box
         page.wait_for_function(
             "() => document.querySelector('.tl-static-stepper .tl-frame-text').textContent.startsWith('step 6 of ')"
         )
         stepper.get_by_role("button", name="zoom the drawing").click()
-        assert stepper.locator(".tl-frame-view").evaluate(CURRENT_BOX)["scale"] == pytest.approx(1.6, abs=0.01)
+        assert stepper.locator(".tl-frame-view").evaluate(CURRENT_BOX)["scale"] == pytest.approx(1.4, abs=0.01)
         if model is mlp:  # step 6 is the first of layer 2; over it, its weight W2
             over = stepper.get_by_role("button", name="skip the rest of the current block (tl.scope)")
             over.click()

@@ -3,6 +3,8 @@ text inside its box), colours and states by node, the theme, the backend left al
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 import subprocess
 import sys
@@ -156,11 +158,14 @@ def recorded_uses(y) -> set:
     return uses
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_every_use_is_its_own_edge_and_no_edge_crosses_a_box(name):
-    y, labels = EXAMPLES[name]()
-    boxes, edges, heads, arg_labels = geometry(tl.tape_svg(y, labels=labels))
-    assert set(edges) == recorded_uses(y) == set(heads)
+def assert_edges_connect_their_boxes(svg: str, y=None) -> tuple:
+    """Every recorded use of ``y``'s tape (when given: all of it is drawn) is one edge, and every edge runs from
+    its source's border to its target's (arrowhead included), through no other box; no two boxes overlap;
+    argument numbers are the positions. Returns the geometry."""
+    boxes, edges, heads, arg_labels = found = geometry(svg)
+    assert set(edges) == set(heads)
+    if y is not None:
+        assert set(edges) == recorded_uses(y)
     for (source, target, position), points in edges.items():
         for key, box in boxes.items():
             if key not in (source, target):
@@ -171,6 +176,8 @@ def test_every_use_is_its_own_edge_and_no_edge_crosses_a_box(name):
         tip = heads[(source, target, position)][0]
         assert t[0] - 1 <= tip[0] <= t[2] + 1 and t[1] - 1 <= tip[1] <= t[3] + 1
         assert not inside(tip, t, margin=2)
+        assert not any(inside(p, s, margin=2) or inside(p, t, margin=2) for p in points)  # it leaves, it arrives
+        assert math.dist(points[-1], tip) == pytest.approx(0.09 * 72, abs=0.3)  # the line runs into its arrowhead
     for a in boxes:
         for b in boxes:
             if a < b:
@@ -179,6 +186,13 @@ def test_every_use_is_its_own_edge_and_no_edge_crosses_a_box(name):
     # argument numbers where a call has several operands: x*x is two arrows, 1 and 2
     for (_, _, position), text in arg_labels.items():
         assert text == str(position)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_every_use_is_its_own_edge_and_no_edge_crosses_a_box(name):
+    y, labels = EXAMPLES[name]()
+    assert_edges_connect_their_boxes(tl.tape_svg(y, labels=labels), y)
 
 
 def test_x_times_x_is_two_arrows_numbered_1_and_2():
@@ -552,3 +566,120 @@ def test_a_large_tape_costs_about_what_it_shows(monkeypatch):
     assert "… 99,942 more" in svg
     assert small["texts"] == 60 and small["entries"] > 0
     assert large == small, (large, small)
+
+
+# ----------------------------------------------------------------------------------------------------
+# A long chain as a snake
+
+
+def chain(n: int):
+    """``n`` operations on a scalar: sin, times 1, sin, …"""
+    z = tl.param(0.3)
+    for _ in range(n // 2):
+        z = tl.sin(z) * 1.0
+    return z
+
+
+def chain_with_inputs(n: int):
+    """A chain that takes a new parameter at every other operation, as a recurrence does."""
+    z = tl.param(0.3)
+    for i in range(n // 2):
+        z = tl.sin(z) * tl.param(0.9) if i % 2 else z + tl.param(0.1)
+    return z
+
+
+def crossings(svg: str) -> int:
+    """How many pairs of edges cross, from their sampled paths up to their arrows' tips."""
+    _, edges, heads, _ = geometry(svg)
+    paths = [np.array([*points, heads[key][0]]) for key, points in edges.items()]
+    total = 0
+    for p, q in itertools.combinations(paths, 2):
+        q = q + (1e-6, 2e-6)  # two paths through one sampled point (both curves' middle) still cross
+        p0, p1, q0, q1 = p[:-1, None], p[1:, None], q[None, :-1], q[None, 1:]
+
+        def side(o, x, y):
+            return np.sign(
+                (x[..., 0] - o[..., 0]) * (y[..., 1] - o[..., 1]) - (x[..., 1] - o[..., 1]) * (y[..., 0] - o[..., 0])
+            )
+
+        hits = (side(p0, p1, q0) * side(p0, p1, q1) < 0) & (side(q0, q1, p0) * side(q0, q1, p1) < 0)
+        total += bool(hits.any())
+    return total
+
+
+def rows(boxes: dict) -> list[list[str]]:
+    """The boxes' keys by row, top to bottom, each row left to right."""
+    out: list = []
+    for key in sorted(boxes, key=lambda k: ((boxes[k][1] + boxes[k][3]) / 2, boxes[k][0])):
+        centre = (boxes[key][1] + boxes[key][3]) / 2
+        if out and abs(centre - out[-1][0]) < 5:
+            out[-1][1].append(key)
+        else:
+            out.append((centre, [key]))
+    return [sorted(keys, key=lambda k: boxes[k][0]) for _, keys in out]
+
+
+@pytest.mark.parametrize("n", [14, 40, 2000])
+def test_a_long_chain_is_a_snake_of_rows_as_wide_as_a_notebook(n):
+    """A chain too long for one row, whose column would be more than three times as tall as wide, runs in rows
+    at most a notebook wide, left to right, then right to left, and so on: the picture is at most 3:1 either
+    way, and following the edges from the first box visits every box in the order the values were made."""
+    y = chain(n)
+    svg = tl.tape_svg(y)
+    width, height = svg_size(svg)
+    assert width <= 9 * 72 and max(width / height, height / width) <= 3, (width, height)
+    boxes, edges, heads, _ = assert_edges_connect_their_boxes(svg, y if n < 60 else None)
+    order = sorted(boxes, key=lambda k: -1 if k == "more" else int(k[1:]))
+    follows = {source: target for source, target, _ in edges}
+    assert all(follows[a] == b for a, b in itertools.pairwise(order))  # the edges link the chain in order
+    lines = rows(boxes)
+    assert len(lines) >= 2 and sum(map(len, lines)) == len(boxes)
+    where = {key: i for i, line in enumerate(lines) for key in line}
+    for i, line in enumerate(lines):  # even rows run left to right, odd ones back
+        made = sorted(line, key=order.index)
+        assert made == (line if i % 2 == 0 else line[::-1]), (i, line)
+    for source, target, position in edges:
+        s, t, tip = boxes[source], boxes[target], heads[(source, target, position)][0]
+        if where[source] == where[target]:  # within a row: the arrow enters the side facing its source
+            assert tip[0] == pytest.approx(t[0] if s[0] < t[0] else t[2], abs=1)
+        else:  # a turn: to the next row down, round the end it reached, into the next row's first box
+            assert where[target] == where[source] + 1
+            edge = edges[(source, target, position)]
+            if where[source] % 2 == 0:
+                assert tip[0] == pytest.approx(t[2], abs=1) and max(x for x, _ in edge) > max(s[2], t[2])
+            else:
+                assert tip[0] == pytest.approx(t[0], abs=1) and min(x for x, _ in edge) < min(s[0], t[0])
+
+
+def test_short_chains_and_models_keep_their_strip():
+    """A chain that fits a notebook's width, or whose column is at most three times as tall as wide, and the
+    models and random tapes of the examples are drawn as one strip, as ``direction`` right or down draws them."""
+    tapes = [chain(n) for n in (2, 4, 5)] + [EXAMPLES[name]()[0] for name in sorted(EXAMPLES)]
+    for y in tapes:
+        drawn = tl.tape_svg(y)
+        assert drawn in (tl.tape_svg(y, direction="right"), tl.tape_svg(y, direction="down"))
+    assert tl.tape_svg(chain(14)) not in (tl.tape_svg(chain(14), direction=d) for d in ("right", "down"))
+    width, height = svg_size(tl.tape_svg(chain(14), direction="down"))  # asked for: one column, as tall as it is
+    assert height > 5 * width
+
+
+@pytest.mark.parametrize("name", ["chain with inputs", *(f"random{seed}" for seed in range(6))])
+def test_a_snake_of_any_tape_keeps_every_edge_between_its_boxes(name, monkeypatch):
+    """Cut into bands wherever the layers fall (here: every tape, in rows of about 6 inches), every use is still
+    one edge from box to box, turning round the bands' ends, and no edge runs through a box."""
+    import trackerlab.notebook.drawing.figure as figure
+    from trackerlab.notebook.drawing.layout import Strip
+
+    y = chain_with_inputs(24) if name == "chain with inputs" else EXAMPLES[name]()[0]
+    strip = tl.tape_svg(y, direction="right")
+    bands = []
+
+    def snake(keys, sizes, edges, *_):
+        bands.append(Strip(keys, sizes, edges, "right").place(6.0))
+        return bands[-1], 6.0
+
+    monkeypatch.setattr(figure, "_arranged", snake)
+    svg = tl.tape_svg(y)
+    assert_edges_connect_their_boxes(svg, y)
+    assert bands[0].bands >= 2 and svg_size(svg)[0] < svg_size(strip)[0] / 2
+    assert crossings(svg) <= crossings(strip)  # the turns nest: no two edges cross that did not

@@ -119,8 +119,11 @@ def test_the_stepper_shows_a_weights_gradient_as_a_heat_map_in_a_panel_of_one_he
         frames = [stepper._frame_html(i, drawn=False) for i in range(len(stepper))]
         static = stepper.to_html()
     assert [s["node"] for s in stepper_nodes(frames)] == ["sum#1", "tanh#1", "matmul#1", "W1"]
-    panels = [re.search(r'<div class="tl-frame-values" style="height:(\d+)px', f) for f in frames]
+    panels = [re.search(r'<div class="tl-frame-values" style="min-height:(\d+)px">', f) for f in frames]
     assert all(panels) and len({p.group(1) for p in panels}) == 1  # every frame, one height: nothing moves
+    # under the text panel, in its column: the drawing beside them keeps its place with or without a picture
+    assert all(f.index('class="tl-frame-side"') < f.index("tl-frame-text") < f.index("tl-frame-values") for f in frames)
+    assert all(f.index("tl-frame-values") < f.index('<div class="tl-frame-drawing">') for f in frames)
     assert "tl-heat" not in frames[0]  # the scalar Δ of the sum: its text says it
     assert "Δ arrived at tanh#1 (12×5)" in frames[1]
     last = frames[3]

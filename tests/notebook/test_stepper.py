@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -13,6 +14,14 @@ from markup import picture, pictures
 import trackerlab as tl
 from trackerlab.notebook.stepper.chain import CHAIN
 from trackerlab.presentation.numbering import numbering
+
+
+def legend_of(frame: str) -> str:
+    """The SVG of a frame's legend: a picture of its own, under the drawing's window."""
+    [source] = re.findall(
+        r'<img class="tl-frame-legend tl-picture" src="data:image/svg\+xml;charset=utf-8,([^"]*)"', frame
+    )
+    return unquote(source)
 
 
 def shared_use():
@@ -306,12 +315,18 @@ def test_each_frame_draws_the_tape_with_its_states():
     stepper = tl.BackpropStepper(y, labels=labels)
     frame = stepper.frame_views[1].value
     svg = picture(frame)
-    for text in (">c = multiply<", ">a = param<", ">current<", ">pending<", ">done<", ">Δ 4<"):
+    for text in (">c = multiply<", ">a = param<", ">Δ 4<"):
         assert text in svg  # a is pending: 4 has reached it, it is not its grad yet
-    # nothing is pending at the last step, and the legend still lists every state, so it never jumps
+    for text in (">current<", ">pending<", ">done<"):
+        assert text in legend_of(frame)
+    # nothing is pending at the last step, and the legend still lists every state, so it never jumps; it is a
+    # picture of its own under the window, which pans over the drawing and so could hide a legend inside it
     last = stepper.frame_views[3].value
-    legend = picture(last)
+    legend = legend_of(last)
     assert "pending: none" in last and ">pending<" in legend[legend.index('id="legend"') :]
+    assert 'id="legend"' not in picture(last)
+    assert last.index('class="tl-frame-view"') < last.index("tl-frame-legend")
+    assert last.index("</div>", last.index('class="tl-frame-view"')) < last.index("tl-frame-legend")  # outside it
 
 
 def test_the_text_is_escaped_in_the_frame_html():
@@ -353,9 +368,10 @@ def test_a_check_report_marks_wrong_nodes_in_every_frame():
     assert report.wrong == (s.tracker,)
     stepper = tl.BackpropStepper(y, check=report)
     for view in stepper.frame_views:
-        drawing = picture(view.value)
-        assert drawing.count("stroke: var(--tl-wrong,") == 2  # the wrong_sin box and its legend entry
-        assert "rule disagrees with finite differences" in drawing
+        drawing, legend = picture(view.value), legend_of(view.value)
+        assert drawing.count("stroke: var(--tl-wrong,") == 1  # the wrong_sin box
+        assert legend.count("stroke: var(--tl-wrong,") == 1  # and its legend entry
+        assert "rule disagrees with finite differences" in legend
     assert "stroke: var(--tl-wrong," not in picture(tl.BackpropStepper(y).frame_views[0].value)
     with pytest.raises(TypeError, match=r"BackpropStepper: check must be the report of tl\.check_tape"):
         tl.BackpropStepper(y, check="no")
@@ -416,7 +432,7 @@ def test_the_legend_lists_every_state_in_every_frame():
     y, labels = shared_use()
     stepper = tl.BackpropStepper(y, labels=labels)
     for view in stepper.frame_views:
-        svg = picture(view.value)
+        svg = legend_of(view.value)
         legend = svg[svg.index('id="legend"') :]
         for state in ("done", "current", "pending", "waiting"):
             assert f">{state}<" in legend, state

@@ -99,10 +99,10 @@ def test_the_smallest_text_of_the_drawing_reads_at_11_px():
             for i in range(3)
             for s in re.findall(r"font-size: ([\d.]+)px", picture(stepper.frame_views[i].value))
         }
-    assert min(sizes) * PX * ZOOM >= 11  # 6.5 pt at 1.3 times: 11.3 px
+    assert min(sizes) * PX * ZOOM >= 12  # 8.25 pt at 1.1 times: 12.1 px
     assert f"--tl-zoom: {ZOOM};" in stepper_module._STYLE
     zooms = [float(z) for z in re.findall(r"\.tl-zoom-\d \{ --tl-zoom: ([\d.]+); \}", stepper_module._STYLE)]
-    assert zooms == [1.6, 2.0]
+    assert zooms == [1.4, 1.8]
 
 
 def test_boxes_keep_their_size_when_their_delta_arrives():
@@ -222,3 +222,35 @@ def test_the_zoom_sets_the_drawings_scale_on_the_whole_stepper():
         assert "tl-zoom-2" in stepper._dom_classes and "tl-zoom-3" not in stepper._dom_classes
         stepper.zoom.value = 1
         assert not {"tl-zoom-2", "tl-zoom-3"} & set(stepper._dom_classes)
+
+
+def shown_in_window(frame: str, view: tuple) -> set:
+    """The keys of the boxes wholly inside the drawing's window of ``view`` CSS pixels (width, height), placed
+    as the stepper's style sheet places it: centred on the current box, within the picture, at ``ZOOM``."""
+    svg, where = picture(frame), placed(frame)
+    width, height = (v / ZOOM for v in view)
+    left = min(max(where["x"] - width / 2, 0), max(where["w"] - width, 0))
+    top = min(max(where["y"] - height / 2, 0), max(where["h"] - height, 0))
+    return {
+        key
+        for key, (x0, y0, x1, y1) in boxes(svg).items()
+        if left <= x0 and x1 <= left + width and top <= y0 and y1 <= top + height
+    }
+
+
+def test_a_long_chain_fills_the_window_as_a_snake():
+    """On a long chain the window shows seven to nine whole boxes around the current node's, not three (one
+    column): the first frame lays the neighbourhood out as a snake as long as the window, and every frame
+    keeps that."""
+    from trackerlab.notebook.stepper.frame_html import VIEW
+
+    y, labels = chain(2000)
+    with tl.BackpropStepper(y, labels=labels, static_frames=0) as stepper:
+        for i in range(4):
+            stepper.index = i
+            frame = stepper.frame_views[i].value
+            window = (VIEW[0], float(re.search(r"--tl-view-h:([\d.]+)px", frame).group(1)))
+            shown = shown_in_window(frame, window)
+            assert current(picture(frame)) in shown
+            assert len(shown) >= 7, (i, sorted(shown))
+        assert stepper._frames.window["wrap"] is not None

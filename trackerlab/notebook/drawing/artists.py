@@ -88,7 +88,7 @@ def draw_box(ax, centre, box, *, is_output: bool, key: str) -> None:
     body.set_gid(f"lines-{key}")
 
 
-def draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
+def draw_edge(ax, route, target: dict, offset: float) -> None:
     verts, codes = [], []
     for command, *points in route.points:
         points = [(px + offset, py) for px, py in points]
@@ -96,12 +96,9 @@ def draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
         codes.extend({"M": [Path.MOVETO], "L": [Path.LINETO], "C": [Path.CURVE4] * 3}[command])
     tip = (route.end[0] + offset, route.end[1])
     length, half = 0.09, 0.04
-    if direction == "right":
-        base = (tip[0] - length, tip[1])
-        head = [tip, (base[0], base[1] - half), (base[0], base[1] + half)]
-    else:
-        base = (tip[0], tip[1] - length)
-        head = [tip, (base[0] - half, base[1]), (base[0] + half, base[1])]
+    hx, hy = route.heading  # the way the arrow points: along its target's band (a snake's run back, backwards)
+    base = (tip[0] - hx * length, tip[1] - hy * length)
+    head = [tip, (base[0] - hy * half, base[1] - hx * half), (base[0] + hy * half, base[1] + hx * half)]
     verts[-1] = base  # the line stops where the arrowhead starts
     gid = f"edge-{route.source}-{route.target}-{'' if route.position is None else route.position + 1}"
     line = PathPatch(
@@ -115,9 +112,9 @@ def draw_edge(ax, route, target: dict, direction: str, offset: float) -> None:
     if route.position is not None and target["operands"] > 1:
         lx, ly = route.label_at
         lx += offset
-        if direction == "right":
-            lx -= 0.02
-            where = {"ha": "right", "va": "bottom"}
+        if route.heading[1] == 0:  # beside the line, above it, on the side the edge comes from
+            lx -= 0.02 * route.heading[0]
+            where = {"ha": "right" if route.heading[0] > 0 else "left", "va": "bottom"}
             ly -= 0.015
         else:
             lx += 0.03

@@ -16,7 +16,9 @@ from typing import Any, Literal
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from ...core.tracked import Tracked, istracked
 from ...presentation.numbering import numbering
@@ -27,13 +29,15 @@ from ..common.lazy import is_lazy
 from ..common.tape import as_node, dtype_text, label_map, shape_text
 from ..common.theme import COLOURS, picture, svg_text
 from .artists import LEGEND_H, STATES, draw_box, draw_edge, legend, legend_columns, legend_entries
-from .boxes import FONT, box_size, box_text, boxes_and_edges
-from .layout import layout
+from .boxes import FONT, SMALL_PT, box_size, box_text, boxes_and_edges, text_width
+from .layout import Strip
 
 __all__ = ["STATES", "TapeFigure", "plot_tape", "svg_markup", "tape_html", "tape_svg"]
 
 DIRECTIONS = ("auto", "right", "down")
-AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards
+AUTO_RIGHT_MAX = 9.0  # "auto" lays out left to right while that fits in this many inches, else downwards,
+ASPECT = 3.0  # while that is at most this many times as tall as wide; else as a snake of rows this wide
+SNAKE_GAIN = 1.25  # a stepper's window shows a snake where it shows this many times more than a strip
 
 
 class TapeFigure(Figure):
@@ -93,7 +97,9 @@ def plot_tape(
     are drawn in red. Tapes with more than ``max_nodes`` values show the part nearest the output
     and one "… N more" box for the rest. ``direction`` is ``"right"`` (inputs on the left),
     ``"down"`` (inputs at the top) or ``"auto"``: right while the drawing fits a notebook's width,
-    down otherwise, so text keeps its size.
+    down otherwise, so text keeps its size; and a long chain, which would be a column many times
+    taller than wide, as a snake: rows as wide as a notebook, each running back the way the one
+    above came, joined by edges that turn round at the ends.
 
     ``fold`` groups by the user's structure: each block (``with tl.scope("layer 1"):``, a ``@tl.scope``
     function, ``%%track``'s statements and functions) is one purple box titled by its name, with the number
@@ -138,7 +144,9 @@ def _plot(
     fold=False,
     within=None,
     fit=None,
+    wrap=None,
     anchor=None,
+    keyed=True,
 ):
     """``plot_tape``, given the tape's numbering and names when the caller has them (the stepper).
     ``focus``, ``(node, users)`` with ``users`` each node's callers: on a tape larger than ``max_nodes``
@@ -147,9 +155,12 @@ def _plot(
     Δ yet keeps a line for it, so its box does not grow when it does. ``fold``: ``plot_tape``'s option,
     or the ``Folding`` already made of it; ``within``: draw that block's own drawing (its inside and its
     inputs) instead of the whole tape. ``fit``, ``(width, height)`` in inches: with ``direction="auto"``,
-    lay out the way that shows more of the drawing in that window. ``anchor``, a dict, is given the
-    figure's ``size``, the highlighted box's ``box`` ``(left, top, width, height)``, in inches from the
-    top left, and the ``direction`` laid out."""
+    lay out the way that shows more of the drawing in that window: one strip, or a snake of bands as long as
+    the window is wide or tall when that shows much more. ``wrap``: with a given ``direction``, the longest a
+    band may be (a snake, as a first frame chose it), else one strip. ``anchor``, a dict, is given the figure's
+    ``size``, the highlighted box's ``box`` ``(left, top, width, height)``, in inches from the top left, and
+    the ``direction`` and ``wrap`` laid out. ``keyed=False``: no legend in the drawing; its entries go to the
+    ``anchor``'s ``legend``, for ``legend_svg``."""
     if format not in (None, "svg"):
         raise ValueError(f"plot_tape: format must be None (a figure) or 'svg', not {format!r}")
     if direction not in DIRECTIONS:
@@ -196,19 +207,17 @@ def _plot(
             box["text"], box["size"] = _reserved(box, shown)
     sizes = {key: box["size"] for key, box in boxes.items()}
     keys = list(boxes)
-    plan = layout(keys, sizes, edges, "right")
-    if direction == "auto" and fit is not None:
-        across = layout(keys, sizes, edges, "down")
-        plan = max((plan, across), key=lambda p: min(1, fit[0] / p.size[0]) * min(1, fit[1] / p.size[1]))
-    elif direction == "down" or (direction == "auto" and plan.size[0] > AUTO_RIGHT_MAX):
-        plan = layout(keys, sizes, edges, "down")
+    plan, wrap = _arranged(keys, sizes, edges, direction, fit, wrap)
 
     width, height = plan.size
     handles = legend_entries(boxes, node_states, wrong, all_states)
+    if not keyed:  # the legend goes elsewhere (the stepper's, outside its panned window)
+        keyed_entries = tuple(_entry(handle) for handle in handles)
+        handles = []
     head = 0.3 if title else 0.0
     fig_w = max(width, 2.6)
     columns = legend_columns(handles, fig_w)
-    fig_h = head + height + LEGEND_H * -(-len(handles) // columns)
+    fig_h = head + height + (LEGEND_H * -(-len(handles) // columns) if handles else 0.0)
     if ax is None:
         figure = _new_figure(fig_w, fig_h, pyplot=format is None)
         figure.values = total
@@ -235,13 +244,15 @@ def _plot(
         )
     offset = (fig_w - width) / 2
     for route in plan.routes:
-        draw_edge(ax, route, boxes[route.target], plan.direction, offset)
+        draw_edge(ax, route, boxes[route.target], offset)
     for key, box in boxes.items():
         x, y0 = plan.centres[key]
         draw_box(ax, (x + offset, y0), box, is_output=box["output"], key=key)
     legend(ax, handles, columns, fig_w, height)
     if anchor is not None:
-        anchor["size"], anchor["direction"] = (fig_w, fig_h), plan.direction
+        anchor["size"], anchor["direction"], anchor["wrap"] = (fig_w, fig_h), plan.direction, wrap
+        if not keyed:
+            anchor["legend"] = keyed_entries
         current = next((key for key, box in boxes.items() if box.get("state") == "current"), None)
         if current is not None:
             (x, y0), (w, h) = plan.centres[current], boxes[current]["size"]
@@ -255,6 +266,37 @@ def _plot(
         options.update(max_nodes=max_nodes, direction=direction, constants=constants, show_data=show_data)
         figure.blocks = lambda: _blocks_html(root, folded, numbered, options)
     return figure
+
+
+def _arranged(keys: list, sizes: dict, edges: list, direction: str, fit, wrap) -> tuple:
+    """The layout and the band length it wraps at (``None``: one strip). ``"auto"`` lays out left to right
+    while that fits a notebook's width; else top down while that is at most ``ASPECT`` times as tall as it is
+    wide (a model's layers); else (a long chain) as a snake of rows as wide as a notebook, which turn back at
+    each end. Fitted to a window (``fit``), the arrangement that shows the most of the drawing in it; a snake
+    of rows or columns as long as the window only for such a long chain, and where it shows ``SNAKE_GAIN``
+    times more than a strip."""
+    if direction != "auto":
+        return Strip(keys, sizes, edges, direction).place(wrap), wrap
+    right = Strip(keys, sizes, edges, "right")
+    if fit is not None:
+
+        def shown(plan):  # the part of the drawing the window shows
+            return min(1, fit[0] / plan.size[0]) * min(1, fit[1] / plan.size[1])
+
+        down = Strip(keys, sizes, edges, "down")
+        best = max(((right.place(), None), (down.place(), None)), key=lambda p: shown(p[0]))
+        if shown(best[0]) < 1 and down.length > ASPECT * down.breadth:  # a long chain, as plot_tape snakes it
+            snakes = ((right.place(fit[0]), fit[0]), (down.place(fit[1]), fit[1]))
+            snake = max(snakes, key=lambda p: shown(p[0]))
+            if snake[0].bands > 1 and shown(snake[0]) > SNAKE_GAIN * shown(best[0]):
+                best = snake
+        return best
+    if right.length <= AUTO_RIGHT_MAX:
+        return right.place(), None
+    down = Strip(keys, sizes, edges, "down")
+    if down.length <= ASPECT * down.breadth:
+        return down.place(), None
+    return right.place(AUTO_RIGHT_MAX), AUTO_RIGHT_MAX
 
 
 def _folding(root, fold, numbered):
@@ -399,6 +441,32 @@ def framed_svg(y, *, numbered=None, fit=None, **options) -> tuple[str, dict]:
     anchor: dict = {}
     svg = _plot(y, None, **{**defaults, **options}, format="svg", numbered=numbered, fit=fit, anchor=anchor)
     return svg, anchor
+
+
+def _entry(handle) -> tuple:
+    """A legend entry as plain data: its label, fill and edge colours and edge width."""
+    return (handle.get_label(), to_hex(handle.get_facecolor()), to_hex(handle.get_edgecolor()), handle.get_linewidth())
+
+
+@functools.lru_cache(maxsize=32)
+def legend_svg(entries: tuple, width: float) -> str:
+    """The legend alone, as SVG text in the theme's colours, its entries (from ``framed_svg``'s ``legend``) in as
+    many columns as fit ``width`` inches: the stepper shows it outside the window it pans over the drawing."""
+    handles = [
+        Patch(facecolor=fill, edgecolor=edge, linewidth=line, label=label) for label, fill, edge, line in entries
+    ]
+    columns = legend_columns(handles, width)
+    rows = -(-len(handles) // columns)
+    used = min(width, columns * (max(text_width(h.get_label(), SMALL_PT) for h in handles) + 0.42) + 0.2)
+    figure = _new_figure(used, LEGEND_H * rows, pyplot=False)
+    ax = figure.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, used)
+    ax.set_ylim(LEGEND_H * rows, 0)
+    ax.axis("off")
+    legend(ax, handles, columns, used, -0.02)
+    with warnings.catch_warnings():  # Japanese or Chinese text: the SVG keeps it as text, in the reader's fonts
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        return svg_text(figure)
 
 
 def _reserved(box, shown: dict):

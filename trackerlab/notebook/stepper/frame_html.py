@@ -18,10 +18,12 @@ from .values import pictures
 __all__ = ["MAX_NODES", "PANEL_CHARS", "VIEW", "ZOOM", "check_report", "frame_html", "frame_text", "panel_lines"]
 
 MAX_NODES = 20  # boxes in one frame's drawing; a larger tape shows the current node's neighbourhood, readably
-# The drawing is shown at ZOOM times its size, so that its smallest text (6.5 pt, 8.7 px) reads at 11 px or
-# more, in a window of at most VIEW pixels (width, height) whose centre is the current node's box; the
-# text panel beside it is PANEL_CHARS characters wide (its lines wrap there), the same on every frame.
-ZOOM = 1.3
+# The drawing is shown at ZOOM times its size (its smallest text, 8.25 pt or 11 px, at 12.1 px), in a window of
+# at most VIEW pixels (width, height) whose centre is the current node's box, laid out as one strip or as a
+# snake that fills the window (a long chain); its legend sits under the window, outside what it pans over. The
+# text panel beside it is PANEL_CHARS characters wide (its lines wrap there), the same on every frame, with the
+# frame's picture of a 2-D value under it.
+ZOOM = 1.1
 VIEW = (720, 440)
 PANEL_CHARS = 60
 PIXELS = 96  # CSS pixels per inch
@@ -62,15 +64,16 @@ def _columns(text: str) -> int:
 
 
 def frame_html(root, frames: Frames, i: int, *, lines: int, check=None, drawn: bool = True) -> str:
-    """Frame ``i``: its text (always ``lines`` lines tall, the tallest frame's, and of a fixed width) beside
-    the drawing's window, so neither the text, the window nor the controls above them move from frame to
-    frame."""
+    """Frame ``i``: its text (always ``lines`` lines tall, the tallest frame's, and of a fixed width) with its
+    picture of a value under it, beside the drawing's window and the drawing's legend, so neither the text, the
+    window nor the controls above them move from frame to frame."""
     drawing = _drawing(root, frames, i, lines, check) if drawn else ""
     height = f"{lines * 1.45 + 0.9:.2f}em"
     return (
         f'<div class="tl-frame" data-step="{i}"><div class="tl-frame-body">'
+        '<div class="tl-frame-side" style="flex:0 0 auto;max-width:100%;display:flex;flex-direction:column;gap:6px">'
         f'<pre class="tl-frame-text" style="{INLINE["tl-frame-text"]};min-height:{height}">'
-        f"{html.escape(frame_text(frames, i, check))}</pre>{pictures(frames, i)}"
+        f"{html.escape(frame_text(frames, i, check))}</pre>{pictures(frames, i)}</div>"
         f'<div class="tl-frame-drawing">{drawing}</div></div></div>'
     )
 
@@ -105,23 +108,35 @@ def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
         all_states=True,
         fit=(VIEW[0] / ZOOM / PIXELS, VIEW[1] / ZOOM / PIXELS),
         direction="auto" if frames.window is None else frames.window["direction"],
+        wrap=None if frames.window is None else frames.window["wrap"],
+        keyed=False,
         **options,
     )
     width, height = (round(v * PIXELS, 1) for v in anchor["size"])
     left, top, w, h = (round(v * PIXELS, 1) for v in anchor.get("box", (0, 0, 0, 0)))
     if frames.window is None:
         panel = (lines * 1.45 + 0.9) * PANEL_PX + 2
-        frames.window = {"direction": anchor["direction"], "height": round(min(VIEW[1], max(panel, height * ZOOM)))}
+        frames.window = {
+            "direction": anchor["direction"],
+            "wrap": anchor["wrap"],
+            "height": round(min(VIEW[1], max(panel, height * ZOOM))),
+        }
     # a small tape is drawn whole on every frame: its window is as tall as the drawing (at most VIEW's); a large
     # one, or one whose blocks open and close as the walk goes through them, keeps the first frame's window
     fixed = large or fold is not None
     view = f"{frames.window['height']}px" if fixed else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
     place = f"--w:{width}px;--h:{height}px;--x:{left + w / 2:.1f}px;--y:{top + h / 2:.1f}px"
+    key = legend_svg(anchor["legend"], VIEW[0] / PIXELS)
+    key_alt = html.escape(_("<the drawing's legend>"))
+    key_size = [round(float(v) * 4 / 3) for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', key).groups()]
     return (
         f'<div class="tl-frame-view" style="--tl-view-h:{view}">{PICTURE_CSS}'
         f'<img class="tl-picture" src="{svg_source(svg)}" width="{round(width)}" '
         f'height="{round(height)}" alt="{html.escape(_("<the tape drawn>"))}" data-current="{left} {top} {w} {h}" '
         f'style="{place};max-width:100%;height:auto"></div>'
+        # the legend, under the window rather than under a drawing it pans over: always in sight, at its size
+        f'<img class="tl-frame-legend tl-picture" src="{svg_source(key)}" width="{key_size[0]}" '
+        f'height="{key_size[1]}" alt="{key_alt}" style="display:block;max-width:none;margin-top:4px">'
     )
 
 
@@ -187,3 +202,10 @@ def framed_svg(y, **options) -> tuple[str, dict]:
     from ..drawing.figure import framed_svg as framed
 
     return framed(y, **options)
+
+
+def legend_svg(entries: tuple, width: float) -> str:
+    """The drawing's legend alone, as SVG text."""
+    from ..drawing.figure import legend_svg as alone
+
+    return alone(entries, width)

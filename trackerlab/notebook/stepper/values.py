@@ -21,7 +21,7 @@ __all__ = ["constant", "pictures", "plain", "text"]
 
 PICTURE_CELLS = 16  # rows and columns of a frame's heat map: each frame is kept in the stepper's HTML copy
 PICTURE_SIDE = 160
-LEGEND = 70  # pixels for a picture's title and its legend (three lines at the grid's width)
+LEGEND = 110  # pixels for a picture's title and its legend (five lines at the grid's width); a longer one grows
 _PANELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # frames → the panel's height (0: none)
 
 
@@ -67,7 +67,9 @@ def constant(value) -> str:
 def pictures(frames, index: int) -> str:
     """Frame ``index``'s picture panel: the value it is about as a heat map, where it is a 2-D array of more
     than a few numbers (the sensitivity that arrived: at a weight's leaf, its gradient). ``""`` in a walk
-    with no such value; an empty panel of the same height in a frame without one."""
+    with no such value; an empty panel of the same size in a frame without one. It sits under the text panel, as
+    wide, so the drawing beside them keeps its place; its height is at least the tallest picture's, and never
+    cuts a picture short."""
     height = _PANELS.get(frames)
     if height is None:  # the tallest picture of the walk's, so the panel is as tall in every frame
         found = (_picture_of(frames, i) for i in range(len(frames.frames)))
@@ -82,7 +84,7 @@ def pictures(frames, index: int) -> str:
             f'<div class="tl-title">{escape(title)}</div>'
             f"{heatmap_html(to_host(value), cells=PICTURE_CELLS, side=PICTURE_SIDE)}"
         )
-    return f'<div class="tl-frame-values" style="height:{height}px;overflow:auto">{inner}</div>'
+    return f'<div class="tl-frame-values" style="min-height:{height}px">{inner}</div>'
 
 
 def _picture_of(frames, index: int):

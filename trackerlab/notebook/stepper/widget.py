@@ -14,16 +14,16 @@ from ...core.tracked import Tracked
 from ...core.walk import steps_for
 from ..common.i18n import _
 from ..common.tape import label_map
-from .frame_html import PANEL_CHARS, check_report, frame_html, frame_text, panel_lines
+from .frame_html import PANEL_CHARS, ZOOM, check_report, frame_html, frame_text, panel_lines
 from .frames import Frames
 from .static import static_html
 
 __all__ = ["BackpropStepper"]
 
 _STYLE = """<style>
-:is(.tl-stepper, .tl-static-stepper) { --tl-zoom: 1.3; }
-:is(.tl-stepper, .tl-static-stepper).tl-zoom-2 { --tl-zoom: 1.6; }
-:is(.tl-stepper, .tl-static-stepper).tl-zoom-3 { --tl-zoom: 2; }
+:is(.tl-stepper, .tl-static-stepper) { --tl-zoom: {zoom}; }
+:is(.tl-stepper, .tl-static-stepper).tl-zoom-2 { --tl-zoom: 1.4; }
+:is(.tl-stepper, .tl-static-stepper).tl-zoom-3 { --tl-zoom: 1.8; }
 :is(.tl-stepper, .tl-static-stepper), :is(.tl-stepper, .tl-static-stepper) .tl-frame {
   font-family: var(--jp-content-font-family, sans-serif); }
 /* the text panel (of a fixed width) beside the drawing's window; under it where the output is narrow */
@@ -33,7 +33,7 @@ _STYLE = """<style>
   background: var(--jp-layout-color2, var(--color-background-secondary, light-dark(#f5f5f5, #1e2227)));
   color: var(--jp-content-font-color1, var(--color-foreground-primary, light-dark(#111, #e6edf3)));
   border-radius: 4px; white-space: pre-wrap; word-break: normal; overflow-wrap: anywhere; box-sizing: border-box;
-  flex: 0 0 auto; width: min(100%, calc({chars}ch + 18px)); }
+  flex: 0 0 auto; width: calc({chars}ch + 18px); max-width: 100%; }
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-drawing { flex: 1 1 320px; min-width: 0; }
 /* the drawing at its size times --tl-zoom, in a window that keeps the current node's box at its centre */
 :is(.tl-stepper, .tl-static-stepper) .tl-frame-view { position: relative; overflow: hidden;
@@ -64,7 +64,7 @@ _STYLE = """<style>
 <div class="tl-static-note">{note}</div>"""
 
 
-_STYLE = _STYLE.replace("{chars}", str(PANEL_CHARS))
+_STYLE = _STYLE.replace("{chars}", str(PANEL_CHARS)).replace("{zoom}", str(ZOOM))
 _STYLE_ONLY = _STYLE[: _STYLE.index("</style>") + len("</style>")]
 _LIVE = itertools.count(1)  # steppers made by this process, for the class that ties a widget to its HTML copy
 
@@ -82,8 +82,9 @@ class BackpropStepper(widgets.VBox):
     frame, and ``step_over()`` (*over block*) goes past the rest of the block at once.
 
     The frame's text panel keeps its width and height, and the drawing sits beside it in a window of a
-    fixed size placed on the current node's box, shown at 1.3 times its size (the zoom makes it larger),
-    so nothing moves from frame to frame and the current node stays in sight under the controls.
+    fixed size placed on the current node's box, shown at 1.1 times its size (the zoom makes it larger),
+    with its legend under the window, so nothing moves from frame to frame and the current node stays in
+    sight under the controls.
 
     A walk of at most ``static_frames`` steps has all its frames drawn up front and switched in the
     browser, so the slider and play also work on a static page (nbconvert's HTML, the docs); in a
