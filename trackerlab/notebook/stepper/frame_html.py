@@ -27,6 +27,9 @@ ZOOM = 1.1
 VIEW = (720, 440)
 PANEL_CHARS = 60
 PIXELS = 96  # CSS pixels per inch
+# the legend's width: about what the window has beside the text panel in a notebook's output (a picture, it
+# cannot wrap: wider, it ran past the window's edge)
+LEGEND_PX = 480
 PANEL_PX = 13  # the text panel's font size
 
 
@@ -126,7 +129,7 @@ def _drawing(root, frames: Frames, i: int, lines: int, check=None) -> str:
     fixed = large or fold is not None
     view = f"{frames.window['height']}px" if fixed else f"min({VIEW[1]}px, calc({height}px * var(--tl-zoom, {ZOOM})))"
     place = f"--w:{width}px;--h:{height}px;--x:{left + w / 2:.1f}px;--y:{top + h / 2:.1f}px"
-    key = legend_svg(anchor["legend"], VIEW[0] / PIXELS)
+    key = legend_svg(anchor["legend"], LEGEND_PX / PIXELS)
     key_alt = html.escape(_("<the drawing's legend>"))
     key_size = [round(float(v) * 4 / 3) for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', key).groups()]
     return (
