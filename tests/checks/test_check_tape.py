@@ -414,6 +414,9 @@ def test_recorded_lines_name_the_wrong_node_under_detect_anomaly():
 # ---------------------------------------------------------------- the stepper: check= passed to the drawing, verdicts in the text
 
 
+LEGEND = (("operation", "#ffffff", "#000000", 1.0),)  # one entry of a drawing's legend: (label, fill, edge, line)
+
+
 @pytest.fixture
 def drawings(monkeypatch):
     """The stepper's drawings, replaced by a record of the options each frame was drawn with."""
@@ -423,7 +426,10 @@ def drawings(monkeypatch):
     monkeypatch.setattr(
         stepper,
         "framed_svg",
-        lambda y, **options: drawn.append(options) or ("<svg></svg>", {"size": (1.0, 1.0), "direction": "right"}),
+        lambda y, **options: (
+            drawn.append(options)
+            or ("<svg></svg>", {"size": (1.0, 1.0), "direction": "right", "wrap": None, "legend": LEGEND})
+        ),
     )
     return drawn
 
