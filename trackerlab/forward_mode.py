@@ -623,14 +623,14 @@ def _primals_and_tangents(x, v) -> tuple[tuple, tuple]:
     if isinstance(x, tuple):
         if not isinstance(v, tuple) or len(v) != len(x):
             got = f"a tuple of {len(v)}" if isinstance(v, tuple) else f"a {type(v).__name__}"
-            raise ValueError(
-                f"jvp: x is a tuple of {len(x)} arguments, but v is {got}; pass one tangent per argument, "
+            raise ShapeError(
+                f"{CALLER}: x is a tuple of {len(x)} arguments, but v is {got}; pass one tangent per argument, "
                 "a tuple of the same length"
             )
         return x, v
     if isinstance(v, tuple):
-        raise ValueError(
-            f"jvp: v is a tuple of {len(v)} tangents, but x is one argument; pass x as a tuple of arguments too "
+        raise ShapeError(
+            f"{CALLER}: v is a tuple of {len(v)} tangents, but x is one argument; pass x as a tuple of arguments too "
             "(a list is one array)"
         )
     return (x,), (v,)

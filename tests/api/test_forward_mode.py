@@ -285,8 +285,9 @@ def test_at_top_level_jvp_gives_plain_values():
 )
 def test_jvp_refuses_a_tangent_that_does_not_fit_naming_the_shapes(x, v, message):
     f = (lambda a, b: a * b) if isinstance(x, tuple) else tl.sin
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(tl.ShapeError, match=message) as caught:
         tl.jvp(f, x, v)
+    assert isinstance(caught.value, ValueError) and caught.value.op == "jvp"
 
 
 def test_jvp_refuses_a_complex_tangent_for_a_real_input():

@@ -164,6 +164,21 @@ def test_clip_and_interp_make_no_host_round_trip(backend):
 
 
 @pytest.mark.parametrize("backend", DEVICES)
+def test_interp_takes_its_knots_and_values_as_lists_for_a_device_x(backend):
+    """``tl.interp(x, xp, fp)`` with ``xp`` and ``fp`` given as Python lists and ``x`` on a device: both lists are
+    put on ``x``'s device, as CuPy puts lists, and the value and gradient are NumPy's."""
+    xp = namespace_of(backend)
+    a = np.array([0.5, 1.5, 2.5, 3.5])
+    x = tl.param(xp.asarray(a))
+    knots, values = [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 4.0, 9.0]
+    y = tl.interp(x, knots, values)
+    tl.back_(tl.sum(y))
+    assert isinstance(tl.data(y), xp.ndarray)
+    np.testing.assert_array_equal(host(tl.data(y)), np.interp(a, knots, values))
+    np.testing.assert_array_equal(host(x.grad), [1.0, 3.0, 5.0, 0.0])  # each segment's slope; none past the last knot
+
+
+@pytest.mark.parametrize("backend", DEVICES)
 def test_a_sensitivity_given_to_back_stays_on_the_device(backend):
     xp = namespace_of(backend)
     x = tl.param(xp.asarray([1.0, 2.0, 3.0]))

@@ -218,7 +218,10 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     at = data(x)
     library = namespace(at, data(fp))
     knots = library.asarray(xp, dtype=library.float64)
+    listed = isinstance(fp, list | tuple)
     fp = as_operand(fp, "interp")
+    if listed and getattr(fp, "tracker", None) is None:  # a list of numbers: on x's device, as the knots are
+        fp = library.asarray(fp)
     n = knots.shape[0] if knots.ndim == 1 else -1
     if n < 1 or shape_of(fp) != (n,):
         raise ValueError(f"interp: xp and fp must be 1-D of one length, not {tuple(knots.shape)} and {shape_of(fp)}")
