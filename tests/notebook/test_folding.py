@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from markup import pictures, unstyled
-from models import scoped_mlp
+from models import block_with_another_threads_operation, scoped_mlp
 from test_drawing import SVG, geometry
 
 import trackerlab as tl
@@ -337,25 +337,7 @@ def test_a_tape_of_many_blocks_draws_those_nearest_the_output_and_says_how_many_
 def test_a_block_that_would_fold_into_a_cycle_is_drawn_open():
     """Another thread's operation between two of a block's: folding the block would draw an arrow out of it and
     back in, so the drawing shows every operation instead."""
-    import threading
-
-    x = tl.param(0.5)
-    values, made, used = {}, threading.Event(), threading.Event()
-
-    def inside():
-        with tl.scope("block"):
-            values["a"] = tl.sin(x) * 2.0
-            made.set()
-            used.wait()
-            values["c"] = tl.cos(values["b"]) * 3.0
-
-    thread = threading.Thread(target=inside)
-    thread.start()
-    made.wait()
-    values["b"] = values["a"] + 1.0  # recorded in this thread, outside every block
-    used.set()
-    thread.join()
-    y = values["c"] * 1.0
+    y, values = block_with_another_threads_operation()
     [block] = blocks(tl.tracker(y))
     assert block.operations == 4 and tl.tracker(values["b"]) in block.inputs
     drawn = titles(tl.tape_svg(y))

@@ -2,11 +2,10 @@
 node named, numbered and written as the other displays show it; ``fold=`` makes each ``tl.scope`` block one node,
 as the drawing folds it."""
 
-import threading
-
 import networkx as nx
 import numpy as np
 import pytest
+from models import block_with_another_threads_operation
 from shell import ipython_shell
 from test_folding import titles
 
@@ -274,23 +273,7 @@ def test_a_parameter_made_inside_a_block_comes_before_the_block():
 
 def test_a_block_that_would_fold_into_a_cycle_is_an_error_naming_it():
     """Another thread's operation between two of a block's: the folded block would use a value made from its own."""
-    x = tl.param(0.5)
-    values, made, used = {}, threading.Event(), threading.Event()
-
-    def inside():
-        with tl.scope("block"):
-            values["a"] = tl.sin(x) * 2.0
-            made.set()
-            used.wait()
-            values["c"] = tl.cos(values["b"]) * 3.0
-
-    thread = threading.Thread(target=inside)
-    thread.start()
-    made.wait()
-    values["b"] = values["a"] + 1.0  # recorded in this thread, outside every block
-    used.set()
-    thread.join()
-    y = values["c"] * 1.0
+    y, _ = block_with_another_threads_operation()
     with pytest.raises(ValueError, match=r"to_networkx: folding 'block' \(b0\) would make a cycle.*fold=False"):
         tl.to_networkx(y, fold=True)
     assert nx.is_directed_acyclic_graph(tl.to_networkx(y))

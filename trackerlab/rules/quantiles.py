@@ -7,7 +7,7 @@ Among tied values, the one ``sort`` puts in a place receives that place's sensit
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..core.tracked import data
 from ._util import array, axes_of, composite, ns, shape, size
@@ -17,7 +17,8 @@ from .reductions import _unsupported
 from .selection import where
 from .shape import moveaxis, reshape, transpose
 
-_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+Method = Literal["linear", "lower", "higher", "nearest", "midpoint"]  # the methods differentiated through sort
+_QUANTILE_METHODS = get_args(Method)
 
 
 @composite("quantiles")
@@ -27,7 +28,7 @@ def quantile(
     axis: int | tuple[int, ...] | None = None,
     out: None = None,
     overwrite_input: bool = False,
-    method: Literal["linear", "lower", "higher", "nearest", "midpoint"] = "linear",
+    method: Method = "linear",
     keepdims: bool = False,
     *,
     weights: None = None,
@@ -116,7 +117,7 @@ def percentile(
     axis: int | tuple[int, ...] | None = None,
     out: None = None,
     overwrite_input: bool = False,
-    method: Literal["linear", "lower", "higher", "nearest", "midpoint"] = "linear",
+    method: Method = "linear",
     keepdims: bool = False,
     *,
     weights: None = None,
